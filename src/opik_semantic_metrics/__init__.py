@@ -1,0 +1,15 @@
+"""Semantic metrics for Opik: BERTScore faithful to ``bert_score``, and more.
+
+Engines (model loading, batching, scoring) live in sub-packages that know nothing of
+Opik; the thin Opik metric classes are in :mod:`opik_semantic_metrics.metrics`.
+"""
+
+from opik_semantic_metrics.errors import InputError, ModelUnavailableError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "InputError",
+    "ModelUnavailableError",
+    "__version__",
+]

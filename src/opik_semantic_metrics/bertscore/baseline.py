@@ -1,0 +1,156 @@
+"""Baseline rescaling of BERTScore.
+
+Raw BERTScores of a model live in a narrow band (roberta-large: mostly 0.85 to 0.95).
+Rescaling with the mean score ``b`` of unrelated sentence pairs spreads them out::
+
+    rescaled = (raw - b) / (1 - b)
+
+with one ``b`` each for P, R and F, per layer. Rescaled scores can be negative.
+
+Baseline files are bert_score's format: comma-separated (despite the ``.tsv`` name), a
+header ``LAYER,P,R,F`` and one row per layer from 0, the row at position ``layer`` being
+used. bert_score ships files for about 130 models under
+``bert_score/rescale_baseline/<lang>/<model>.tsv``; they are read from the installed
+package as data. :func:`compute_baseline` makes such a file for any model, the way
+bert_score's authors made theirs (``get_rescale_baseline/get_rescale_baseline.py``):
+lines of fewer than 32 space-separated words, split at random into two halves that are
+paired, BERTScore without idf at every layer, averaged.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+#: Lines with this many space-separated words or more are left out of a baseline corpus.
+BASELINE_MAX_WORDS = 32
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Baseline values of one layer for P, R and F1.
+
+    Example:
+        >>> baseline = Baseline(precision=0.8, recall=0.8, f1=0.8)
+        >>> round(baseline.rescale_f1(0.9), 6)
+        0.5
+    """
+
+    precision: float
+    recall: float
+    f1: float
+
+    def as_tensor(self) -> torch.Tensor:
+        """``tensor([b_P, b_R, b_F])`` in float32, as bert_score applies it."""
+        return torch.tensor([self.precision, self.recall, self.f1], dtype=torch.float32)
+
+    def rescale_f1(self, value: float) -> float:
+        """Rescale one F1 value."""
+        return (value - self.f1) / (1 - self.f1)
+
+
+def packaged_baseline_path(lang: str, model: str) -> Path:
+    """Path of bert_score's packaged baseline file for a language and model.
+
+    The file may not exist (no baseline for that pair); :func:`read_baseline` says so.
+    """
+    spec = importlib.util.find_spec("bert_score")
+    if spec is None or spec.origin is None:
+        raise FileNotFoundError(
+            "The bert-score package, which ships the baseline files, is not installed: "
+            "`pip install bert-score`, or pass `baseline_path`."
+        )
+    return Path(spec.origin).parent / "rescale_baseline" / lang / f"{model}.tsv"
+
+
+def read_baseline(path: str | Path, layer: int) -> Baseline:
+    """Read the baseline of one layer from a file in bert_score's format.
+
+    Raises:
+        FileNotFoundError: No such file.
+        ValueError: The file is malformed or has no row for ``layer``.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"Baseline file not found: {path}")
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    header, body = rows[0], [row for row in rows[1:] if row]
+    if [name.strip() for name in header[1:4]] != ["P", "R", "F"]:
+        raise ValueError(f"{path}: expected a header LAYER,P,R,F, got {','.join(header)}")
+    if not 0 <= layer < len(body):
+        raise ValueError(f"{path} has baselines for layers 0 to {len(body) - 1}, not {layer}.")
+    precision, recall, f1 = (float(value) for value in body[layer][1:4])
+    return Baseline(precision=precision, recall=recall, f1=f1)
+
+
+def write_baseline(path: str | Path, per_layer: Sequence[Baseline]) -> Path:
+    """Write per-layer baselines in bert_score's format (row ``i`` is layer ``i``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["LAYER", "P", "R", "F"])
+        for layer, baseline in enumerate(per_layer):
+            writer.writerow([layer, baseline.precision, baseline.recall, baseline.f1])
+    return path
+
+
+def baseline_pairs(
+    lines: Sequence[str], seed: int = 0, max_words: int = BASELINE_MAX_WORDS
+) -> tuple[list[str], list[str]]:
+    """Unrelated sentence pairs for a baseline, as bert_score's authors drew them.
+
+    Keeps stripped, non-empty lines of fewer than ``max_words`` space-separated words,
+    shuffles them with ``seed`` and pairs the first half with the second.
+
+    Example:
+        >>> left, right = baseline_pairs(["a b", "c d", "e f", "g h", "x " * 40], seed=1)
+        >>> len(left), len(right), set(left).isdisjoint(right)
+        (2, 2, True)
+    """
+    kept = [line.strip() for line in lines]
+    kept = [line for line in kept if line and len(line.split(" ")) < max_words]
+    if len(kept) < 2:
+        raise ValueError("A baseline needs at least two usable lines of text.")
+    order = list(range(len(kept)))
+    random.Random(seed).shuffle(order)
+    half = len(kept) // 2
+    return [kept[i] for i in order[:half]], [kept[i] for i in order[half : 2 * half]]
+
+
+def compute_baseline(
+    score_all_layers: Callable[[list[str], list[str]], torch.Tensor],
+    lines: Sequence[str],
+    *,
+    seed: int = 0,
+    chunk_size: int = 1000,
+) -> list[Baseline]:
+    """Per-layer baselines: the mean BERTScore of unrelated pairs drawn from ``lines``.
+
+    Args:
+        score_all_layers: ``f(candidates, references) -> tensor (layers, 3, pairs)`` of
+            P, R, F without idf at every layer; :meth:`BERTScoreEngine.score_all_layers`.
+        lines: A monolingual corpus, one sentence per line (bert_score used 1M lines).
+        seed: Seed of the random pairing.
+        chunk_size: Pairs scored per call.
+
+    Returns:
+        One :class:`Baseline` per layer, from layer 0; save it with :func:`write_baseline`.
+    """
+    candidates, references = baseline_pairs(lines, seed=seed)
+    total = torch.zeros(0)
+    for start in range(0, len(candidates), chunk_size):
+        scores = score_all_layers(
+            candidates[start : start + chunk_size], references[start : start + chunk_size]
+        )
+        chunk_sum = scores.double().sum(dim=-1)
+        total = chunk_sum if total.numel() == 0 else total + chunk_sum
+    means = (total / len(candidates)).tolist()
+    return [Baseline(precision=p, recall=r, f1=f) for p, r, f in means]

@@ -1,0 +1,503 @@
+"""BERTScoreEngine: load once, score many lists of pairs, faithful to bert_score 0.3.13.
+
+The engine knows nothing of Opik. It takes ``candidates`` and ``references`` (a string,
+or a list of strings per candidate) and returns one frozen :class:`BERTScoreResult` per
+candidate. Scores equal bert_score's with ``batch_size=1`` (its padding-free value) to
+float32 rounding, however the pairs are batched.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import transformers
+from torch.nn.utils.rnn import pad_sequence
+
+from opik_semantic_metrics.bertscore.baseline import (
+    Baseline,
+    compute_baseline,
+    packaged_baseline_path,
+    read_baseline,
+)
+from opik_semantic_metrics.bertscore.greedy import GreedyMatch, greedy_match
+from opik_semantic_metrics.bertscore.idf import IdfTable, fit_idf, uniform_weights
+from opik_semantic_metrics.bertscore.tokenize import EncodedText, TextEncoder
+from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.models.loading import (
+    LoadedEncoder,
+    count_layers,
+    load_config,
+    load_encoder,
+    resolve_model_source,
+)
+from opik_semantic_metrics.models.registry import bertscore_layer, default_model_for_lang
+
+logger = logging.getLogger(__name__)
+
+#: The bert_score release whose behaviour this engine reproduces (named in the hash).
+FAITHFUL_TO_BERT_SCORE = "0.3.13"
+
+Reference = str | Sequence[str]
+
+
+@dataclass(frozen=True)
+class TokenMatch:
+    """One candidate token and the reference token it matched best.
+
+    Attributes:
+        candidate_token, reference_token: Readable token strings.
+        similarity: Their cosine similarity (raw, not rescaled).
+    """
+
+    candidate_token: str
+    reference_token: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class BERTScoreResult:
+    """BERTScore of one candidate against its reference(s).
+
+    With several references each of P, R and F1 is the maximum over the references
+    (bert_score's rule), so the three may come from different references.
+
+    Attributes:
+        precision, recall, f1: The scores (rescaled when the engine rescales).
+        candidate_truncated: The candidate was longer than the model's limit and was cut.
+        reference_truncated: At least one reference was cut.
+        candidate_empty: The candidate had no tokens (scores are 0).
+        reference_empty: The best-F1 reference had no tokens (scores are 0).
+        best_reference: Index of the reference with the highest F1.
+        best_match, worst_match: The candidate's best- and worst-matched tokens against
+            the best reference; ``None`` when the candidate is empty.
+    """
+
+    precision: float
+    recall: float
+    f1: float
+    candidate_truncated: bool
+    reference_truncated: bool
+    candidate_empty: bool
+    reference_empty: bool
+    best_reference: int
+    best_match: TokenMatch | None
+    worst_match: TokenMatch | None
+
+
+@dataclass(frozen=True)
+class _TextEmbedding:
+    """A text's token ids, L2-normalised token embeddings ``(length, dim)`` and weights."""
+
+    encoded: EncodedText
+    embeddings: torch.Tensor
+    weights: torch.Tensor
+
+
+def _check_texts(candidates: Sequence[object], references: Sequence[object]) -> list[list[str]]:
+    """Validate inputs once, at the entry point; return references as lists of strings."""
+    if isinstance(candidates, str) or isinstance(references, str):
+        raise InputError("Expected `candidates` and `references` to be lists, got a string.")
+    if len(candidates) != len(references):
+        raise InputError(
+            f"Expected as many references as candidates, got {len(references)} references "
+            f"for {len(candidates)} candidates."
+        )
+    reference_lists: list[list[str]] = []
+    for index, (candidate, reference) in enumerate(zip(candidates, references, strict=True)):
+        if not isinstance(candidate, str):
+            raise InputError(
+                f"Expected candidate {index} to be a string, got {type(candidate).__name__}."
+            )
+        group = [reference] if isinstance(reference, str) else reference
+        if not isinstance(group, Sequence) or len(group) == 0:
+            raise InputError(
+                f"Expected reference {index} to be a string or a non-empty list of strings, "
+                f"got {reference!r:.80}."
+            )
+        if not all(isinstance(text, str) for text in group):
+            kinds = sorted({type(text).__name__ for text in group if not isinstance(text, str)})
+            raise InputError(
+                f"Expected reference {index} to hold only strings, found {', '.join(kinds)}."
+            )
+        reference_lists.append(list(group))
+    return reference_lists
+
+
+class BERTScoreEngine:
+    """BERTScore with a model loaded once and shared.
+
+    Args:
+        model: Hub id, local directory or ``all-MiniLM-L6-v2``. ``None`` follows bert_score:
+            the default model of ``lang`` (``en``: ``roberta-large``).
+        num_layers: Layer to use; ``None`` takes bert_score's tuned layer for known models
+            and the last layer otherwise.
+        lang: Language code, used to choose the default model and the packaged baseline.
+        idf: Weigh tokens by idf; the weights must then be fitted with :meth:`fit_idf`
+            (or passed as ``idf_references``) on a corpus of references.
+        idf_references: References to fit idf on at construction.
+        rescale_with_baseline: Rescale scores with a baseline (see ``baseline.py``).
+        baseline_path: A baseline file of your own; without it bert_score's packaged file
+            for ``lang`` and the model is used.
+        device: ``None`` picks CUDA when available, else the CPU.
+        dtype: Model weight type, float32 by default.
+        batch_size: Texts per forward pass and pairs per matching batch.
+        use_fast_tokenizer: Load the fast tokenizer class (bert_score's hash notes it).
+        trust_remote_code: Allow models with code in their Hub repository.
+
+    Raises:
+        ValueError: Inconsistent settings (``rescale_with_baseline`` with neither ``lang``
+            nor ``baseline_path``, a layer out of range, no baseline for the model).
+        ModelUnavailableError: The model cannot be had.
+
+    Example:
+        >>> engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
+        >>> [result] = engine.score(["A cat sits on the mat."], ["A cat sat on the mat."])
+        >>> round(result.f1, 4)
+        0.9534
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        num_layers: int | None = None,
+        *,
+        lang: str | None = None,
+        idf: bool = False,
+        idf_references: Sequence[Reference] | None = None,
+        rescale_with_baseline: bool = False,
+        baseline_path: str | Path | None = None,
+        device: str | torch.device | None = None,
+        dtype: str | torch.dtype | None = None,
+        batch_size: int = 64,
+        use_fast_tokenizer: bool = False,
+        trust_remote_code: bool = False,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"Expected `batch_size` to be a positive integer, got {batch_size}.")
+        if model is None:
+            lang = lang or "en"
+            model = default_model_for_lang(lang)
+        source = resolve_model_source(model)
+        if num_layers is None:
+            num_layers = bertscore_layer(model)
+        if num_layers is None:
+            num_layers = count_layers(load_config(source.location, trust_remote_code))
+        self.model_name = source.name
+        self.num_layers = num_layers
+        self.lang = lang
+        self.idf = idf
+        self.rescale_with_baseline = rescale_with_baseline
+        self.baseline_path = Path(baseline_path) if baseline_path is not None else None
+        self.custom_baseline = baseline_path is not None
+        self.batch_size = batch_size
+        self.use_fast_tokenizer = use_fast_tokenizer
+        self._load_args = {
+            "model": model,
+            "layer": num_layers,
+            "device": device,
+            "dtype": dtype,
+            "use_fast_tokenizer": use_fast_tokenizer,
+            "trust_remote_code": trust_remote_code,
+        }
+        self.baseline: Baseline | None = None
+        if rescale_with_baseline:
+            if self.baseline_path is None:
+                if lang is None:
+                    raise ValueError(
+                        "Rescaling needs `lang` (to find bert_score's packaged baseline) or "
+                        "`baseline_path`."
+                    )
+                self.baseline_path = packaged_baseline_path(lang, model)
+            try:
+                self.baseline = read_baseline(self.baseline_path, num_layers)
+            except FileNotFoundError as error:
+                raise ValueError(
+                    f"No baseline for {model!r} on {lang!r}: {error}. Pass `baseline_path` "
+                    "(make one with `BERTScoreEngine.compute_baseline`)."
+                ) from error
+        self._encoder: LoadedEncoder | None = None
+        self._text_encoder: TextEncoder | None = None
+        self.idf_table: IdfTable | None = None
+        if idf_references is not None:
+            self.fit_idf(idf_references)
+
+    # -- loading -----------------------------------------------------------------------
+
+    @property
+    def encoder(self) -> LoadedEncoder:
+        """The shared model and tokenizer, loaded on first use."""
+        if self._encoder is None:
+            self._encoder = load_encoder(**self._load_args)  # type: ignore[arg-type]
+        return self._encoder
+
+    @property
+    def text_encoder(self) -> TextEncoder:
+        """bert_score-faithful tokenization for this model."""
+        if self._text_encoder is None:
+            encoder = self.encoder
+            self._text_encoder = TextEncoder(
+                encoder.tokenizer, encoder.max_length, encoder.tokenizer_lock
+            )
+        return self._text_encoder
+
+    @property
+    def hash(self) -> str:
+        """Reproducibility hash in bert_score's format (``get_hash``)."""
+        text = (
+            f"{self.model_name}_L{self.num_layers}{'_idf' if self.idf else '_no-idf'}"
+            f"_version={_bert_score_version()}(hug_trans={transformers.__version__})"
+        )
+        if self.rescale_with_baseline:
+            text += "-custom-rescaled" if self.custom_baseline else "-rescaled"
+        if self.use_fast_tokenizer:
+            text += "_fast-tokenizer"
+        return text
+
+    # -- idf ---------------------------------------------------------------------------
+
+    def fit_idf(self, references: Sequence[Reference]) -> IdfTable:
+        """Fit idf weights on a reference corpus (lists of references are flattened).
+
+        Replaces weights fitted before; used only when the engine has ``idf=True``.
+        """
+        corpus = [
+            text for item in references for text in ([item] if isinstance(item, str) else item)
+        ]
+        if not all(isinstance(text, str) for text in corpus):
+            raise InputError("Expected the idf corpus to hold only strings.")
+        self.idf_table = fit_idf(encoded.ids for encoded in self.text_encoder.encode_many(corpus))
+        return self.idf_table
+
+    def _weights(self, ids: Sequence[int]) -> list[float]:
+        if not self.idf:
+            tokenizer = self.encoder.tokenizer
+            # bert_score zeroes exactly these two ids when idf is off.
+            return uniform_weights(ids, frozenset({tokenizer.cls_token_id, tokenizer.sep_token_id}))
+        if self.idf_table is None:
+            raise InputError(
+                "idf weights are not fitted: call `fit_idf(references)` on your dataset's "
+                "references first (idf is a corpus-level statistic, never fitted per item)."
+            )
+        return self.idf_table.weigh(ids)
+
+    # -- embeddings --------------------------------------------------------------------
+
+    def _embed(self, texts: Sequence[str], all_layers: bool = False) -> dict[str, _TextEmbedding]:
+        """Embeddings of the distinct texts, encoded longest first to limit padding.
+
+        Each text's embeddings are ``(length, dim)``, or ``(layers, length, dim)`` with
+        ``all_layers``; L2-normalised in float32 whatever the model's dtype.
+        """
+        encoder = self.encoder
+        unique = list(dict.fromkeys(texts))
+        encoded = dict(zip(unique, self.text_encoder.encode_many(unique), strict=True))
+        order = sorted(unique, key=lambda text: len(encoded[text].ids), reverse=True)
+        pad_id = encoder.tokenizer.pad_token_id or 0
+        result: dict[str, _TextEmbedding] = {}
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            ids = [torch.tensor(encoded[text].ids, dtype=torch.long) for text in batch]
+            input_ids = pad_sequence(ids, batch_first=True, padding_value=pad_id)
+            lengths = torch.tensor([len(row) for row in ids])
+            mask = (torch.arange(input_ids.shape[1]) < lengths.unsqueeze(1)).long()
+            input_ids, mask = input_ids.to(encoder.device), mask.to(encoder.device)
+            with torch.inference_mode():
+                if all_layers:
+                    hidden = torch.stack(encoder.all_hidden_states(input_ids, mask), dim=1)
+                else:
+                    hidden = encoder.hidden_states(input_ids, mask)
+                hidden = hidden.float()
+                hidden = hidden / hidden.norm(dim=-1, keepdim=True)
+            for row, text in enumerate(batch):
+                tokens = encoded[text]
+                result[text] = _TextEmbedding(
+                    encoded=tokens,
+                    embeddings=hidden[row, ..., : len(tokens.ids), :],
+                    weights=torch.tensor(self._weights(tokens.ids), dtype=torch.float32),
+                )
+        return result
+
+    # -- scoring -----------------------------------------------------------------------
+
+    def score(
+        self, candidates: Sequence[str], references: Sequence[Reference]
+    ) -> list[BERTScoreResult]:
+        """BERTScore of each candidate against its reference or list of references.
+
+        Args:
+            candidates: Candidate texts.
+            references: Per candidate, a reference text or a non-empty list of them.
+
+        Returns:
+            One :class:`BERTScoreResult` per candidate, in order.
+
+        Raises:
+            InputError: Unequal lengths, a non-string, an empty list of references, or
+                ``idf=True`` without fitted weights.
+        """
+        reference_lists = _check_texts(candidates, references)
+        if not candidates:
+            return []
+        pairs = [
+            (candidate, reference)
+            for candidate, group in zip(candidates, reference_lists, strict=True)
+            for reference in group
+        ]
+        embedded = self._embed([text for pair in pairs for text in pair])
+        scores, matches = self._match_pairs(pairs, embedded)
+        if self.baseline is not None:
+            scores = (scores - self.baseline.as_tensor()) / (1 - self.baseline.as_tensor())
+
+        results = []
+        start = 0
+        for candidate, group in zip(candidates, reference_lists, strict=True):
+            group_scores = scores[start : start + len(group)]
+            best = int(torch.argmax(torch.nan_to_num(group_scores[:, 2], nan=-torch.inf)))
+            # Per column, as bert_score; like bert_score's, torch's max keeps a NaN.
+            precision, recall, f1 = group_scores.max(dim=0).values.tolist()
+            cand = embedded[candidate]
+            best_reference = embedded[group[best]]
+            best_match, worst_match = self._explain(cand, best_reference, matches[start + best])
+            results.append(
+                BERTScoreResult(
+                    precision=precision,
+                    recall=recall,
+                    f1=f1,
+                    candidate_truncated=cand.encoded.truncated,
+                    reference_truncated=any(embedded[text].encoded.truncated for text in group),
+                    candidate_empty=cand.encoded.empty,
+                    reference_empty=best_reference.encoded.empty,
+                    best_reference=best,
+                    best_match=best_match,
+                    worst_match=worst_match,
+                )
+            )
+            start += len(group)
+        empty = sum(result.candidate_empty or result.reference_empty for result in results)
+        if empty:
+            logger.warning(
+                "%d of %d items have an empty candidate or reference; their raw BERTScores "
+                "are set to 0 (as bert_score does).",
+                empty,
+                len(results),
+            )
+        return results
+
+    def _match_pairs(
+        self, pairs: Sequence[tuple[str, str]], embedded: dict[str, _TextEmbedding]
+    ) -> tuple[torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
+        """Greedy-match every pair; ``(pairs, 3)`` scores and per-pair candidate matches."""
+        order = sorted(
+            range(len(pairs)),
+            key=lambda i: (
+                len(embedded[pairs[i][0]].encoded.ids),
+                len(embedded[pairs[i][1]].encoded.ids),
+            ),
+        )
+        scores = torch.empty(len(pairs), 3)
+        matches: list[tuple[torch.Tensor, torch.Tensor]] = [None] * len(pairs)  # type: ignore[list-item]
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            result = _greedy_batch(
+                [embedded[pairs[i][0]] for i in batch], [embedded[pairs[i][1]] for i in batch]
+            )
+            scores[batch] = torch.stack((result.precision, result.recall, result.f1), dim=1).cpu()
+            for row, index in enumerate(batch):
+                length = len(embedded[pairs[index][0]].encoded.ids)
+                matches[index] = (
+                    result.candidate_best[row, :length].cpu(),
+                    result.candidate_best_index[row, :length].cpu(),
+                )
+        return scores, matches
+
+    def _explain(
+        self,
+        candidate: _TextEmbedding,
+        reference: _TextEmbedding,
+        match: tuple[torch.Tensor, torch.Tensor],
+    ) -> tuple[TokenMatch | None, TokenMatch | None]:
+        """The candidate's best- and worst-matched weighted tokens against a reference."""
+        if candidate.encoded.empty or reference.encoded.empty:
+            return None, None
+        best_similarity, best_index = match
+        counted = (candidate.weights > 0).nonzero().flatten()
+        if counted.numel() == 0:
+            return None, None
+        similarities = best_similarity[counted]
+        chosen = (counted[int(similarities.argmax())], counted[int(similarities.argmin())])
+        candidate_tokens = self.text_encoder.tokens(candidate.encoded.ids)
+        reference_tokens = self.text_encoder.tokens(reference.encoded.ids)
+        best, worst = (
+            TokenMatch(
+                candidate_token=candidate_tokens[int(position)],
+                reference_token=reference_tokens[int(best_index[position])],
+                similarity=float(best_similarity[position]),
+            )
+            for position in chosen
+        )
+        return best, worst
+
+    # -- baselines ---------------------------------------------------------------------
+
+    def score_all_layers(self, candidates: list[str], references: list[str]) -> torch.Tensor:
+        """P, R, F at every layer from 0 to the engine's layer: ``(layers, 3, pairs)``.
+
+        Raw scores with this engine's token weights; layers above the engine's layer were
+        dropped at loading, so build the engine with the last layer to score them all.
+        """
+        _check_texts(candidates, references)
+        embedded = self._embed(candidates + references, all_layers=True)
+        scores = []
+        for layer in range(self.num_layers + 1):
+
+            def at_layer(text: str, layer: int = layer) -> _TextEmbedding:
+                item = embedded[text]
+                return _TextEmbedding(item.encoded, item.embeddings[layer], item.weights)
+
+            result = _greedy_batch(
+                [at_layer(text) for text in candidates], [at_layer(text) for text in references]
+            )
+            scores.append(torch.stack((result.precision, result.recall, result.f1)).cpu())
+        return torch.stack(scores)
+
+    def compute_baseline(self, lines: Sequence[str], *, seed: int = 0) -> list[Baseline]:
+        """Per-layer baselines of this engine's model from a text corpus.
+
+        See :func:`opik_semantic_metrics.bertscore.baseline.compute_baseline`; save the
+        result with :func:`~opik_semantic_metrics.bertscore.baseline.write_baseline` and
+        pass the file as ``baseline_path``.
+        """
+        return compute_baseline(self.score_all_layers, lines, seed=seed)
+
+
+def _greedy_batch(
+    candidates: Sequence[_TextEmbedding], references: Sequence[_TextEmbedding]
+) -> GreedyMatch:
+    """Pad one batch of pairs and greedy-match it."""
+
+    def padded(items: Sequence[_TextEmbedding]) -> tuple[torch.Tensor, ...]:
+        embeddings = pad_sequence([item.embeddings for item in items], batch_first=True)
+        device = embeddings.device
+        weights = pad_sequence([item.weights for item in items], batch_first=True).to(device)
+        lengths = torch.tensor([len(item.encoded.ids) for item in items], device=device)
+        mask = torch.arange(embeddings.shape[1], device=device) < lengths.unsqueeze(1)
+        empty = torch.tensor([item.encoded.empty for item in items], device=device)
+        return embeddings, mask, weights, empty
+
+    cand_emb, cand_mask, cand_weights, cand_empty = padded(candidates)
+    ref_emb, ref_mask, ref_weights, ref_empty = padded(references)
+    return greedy_match(
+        cand_emb, cand_mask, cand_weights, ref_emb, ref_mask, ref_weights, cand_empty, ref_empty
+    )
+
+
+def _bert_score_version() -> str:
+    try:
+        return importlib.metadata.version("bert-score")
+    except importlib.metadata.PackageNotFoundError:
+        return FAITHFUL_TO_BERT_SCORE

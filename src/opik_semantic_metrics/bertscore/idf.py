@@ -1,0 +1,58 @@
+"""Inverse document frequency of word pieces over a reference corpus, as bert_score.
+
+For a corpus of ``M`` reference texts, a token id that occurs in ``df`` of them weighs
+``idf = log((M + 1) / (df + 1))``; an id that never occurs weighs ``log(M + 1)``
+(bert_score 0.3.13, ``get_idf_dict``). Special tokens occur in every text and so weigh 0.
+
+idf is a corpus-level setting: fitted on one reference it gives every token weight 0
+and undefined scores, which is why it is fitted on a dataset's references and never
+per item.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class IdfTable:
+    """idf weights of token ids, with the weight of ids never seen in the corpus.
+
+    Example:
+        >>> table = fit_idf([(1, 5, 2), (1, 6, 6, 2)])
+        >>> round(table.weight(5), 4), round(table.weight(1), 4), round(table.weight(9), 4)
+        (0.4055, 0.0, 1.0986)
+    """
+
+    num_documents: int
+    weights: dict[int, float] = field(repr=False)
+
+    def weight(self, token_id: int) -> float:
+        """idf of one token id."""
+        return self.weights.get(token_id, math.log(self.num_documents + 1))
+
+    def weigh(self, ids: Sequence[int]) -> list[float]:
+        """idf of each id of a text."""
+        return [self.weight(token_id) for token_id in ids]
+
+
+def fit_idf(encoded_references: Iterable[Sequence[int]]) -> IdfTable:
+    """Fit idf weights on the token ids of a reference corpus (one sequence per text)."""
+    document_frequency: Counter[int] = Counter()
+    num_documents = 0
+    for ids in encoded_references:
+        document_frequency.update(set(ids))
+        num_documents += 1
+    weights = {
+        token_id: math.log((num_documents + 1) / (count + 1))
+        for token_id, count in document_frequency.items()
+    }
+    return IdfTable(num_documents=num_documents, weights=weights)
+
+
+def uniform_weights(ids: Sequence[int], zero_ids: frozenset[int | None]) -> list[float]:
+    """Weights without idf: 1 for every token except ``zero_ids`` ([CLS] and [SEP]), 0."""
+    return [0.0 if token_id in zero_ids else 1.0 for token_id in ids]

