@@ -8,7 +8,6 @@ float32 rounding, however the pairs are batched.
 
 from __future__ import annotations
 
-import importlib.metadata
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,8 +38,12 @@ from opik_semantic_metrics.models.registry import bertscore_layer, default_model
 
 logger = logging.getLogger(__name__)
 
-#: The bert_score release whose behaviour this engine reproduces (named in the hash).
+#: The bert_score release whose behaviour this engine reproduces.
 FAITHFUL_TO_BERT_SCORE = "0.3.13"
+#: The version bert_score 0.3.13 writes into its own hash: its ``__version__`` was left at
+#: "0.3.12" in that release. Writing the same string makes our hash equal to the one
+#: bert_score prints for the same settings, which is what a reproducibility hash is for.
+BERT_SCORE_HASH_VERSION = "0.3.12"
 
 Reference = str | Sequence[str]
 
@@ -250,7 +253,7 @@ class BERTScoreEngine:
         """Reproducibility hash in bert_score's format (``get_hash``)."""
         text = (
             f"{self.model_name}_L{self.num_layers}{'_idf' if self.idf else '_no-idf'}"
-            f"_version={_bert_score_version()}(hug_trans={transformers.__version__})"
+            f"_version={BERT_SCORE_HASH_VERSION}(hug_trans={transformers.__version__})"
         )
         if self.rescale_with_baseline:
             text += "-custom-rescaled" if self.custom_baseline else "-rescaled"
@@ -494,10 +497,3 @@ def _greedy_batch(
     return greedy_match(
         cand_emb, cand_mask, cand_weights, ref_emb, ref_mask, ref_weights, cand_empty, ref_empty
     )
-
-
-def _bert_score_version() -> str:
-    try:
-        return importlib.metadata.version("bert-score")
-    except importlib.metadata.PackageNotFoundError:
-        return FAITHFUL_TO_BERT_SCORE

@@ -1,0 +1,212 @@
+"""BERTScore as an Opik metric: F1, precision and recall, faithful to bert_score.
+
+A thin wrapper over :class:`~opik_semantic_metrics.bertscore.engine.BERTScoreEngine`;
+the model is loaded once per process and shared by every instance and thread.
+
+Bad input, by design:
+
+- ``output`` that is not a string (``None``, numbers, lists): ``MetricComputationError``
+  naming the type; Opik then marks that item's score as failed and leaves it out of
+  averages, and the run goes on.
+- ``reference`` that is neither a string nor a non-empty list of strings: the same.
+- an empty or whitespace-only ``output`` or ``reference``: scores 0.0, as bert_score
+  documents (raw scores; with rescaling, 0 is rescaled like any other raw score), with
+  the fact stated in ``reason`` and ``metadata``.
+- a text longer than the model's limit (512 tokens for most): cut to the limit, as
+  bert_score does, and flagged in ``metadata`` (``candidate_truncated``,
+  ``reference_truncated``) and ``reason``.
+- with ``idf=True``, a P or R that is undefined because every token of the text has
+  idf weight 0 (it occurs in every reference of the idf corpus): bert_score returns NaN;
+  we return 0.0 and list the score in ``metadata["undefined"]``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from opik.evaluation.metrics import base_metric, score_result
+from opik.exceptions import MetricComputationError
+
+from opik_semantic_metrics.bertscore.engine import BERTScoreEngine, BERTScoreResult, TokenMatch
+from opik_semantic_metrics.errors import InputError
+
+
+class BERTScore(base_metric.BaseMetric):
+    """BERTScore (Zhang et al., 2020) of an output against one or several references.
+
+    Args:
+        model: Hub id, local directory, or ``"all-MiniLM-L6-v2"`` (the packaged offline
+            model). ``None`` follows bert_score: the default model of ``lang``
+            (``en``, the default: ``roberta-large`` at layer 17).
+        num_layers: Layer to use; ``None`` takes bert_score's tuned layer for known models
+            and the last layer otherwise.
+        idf: Weigh tokens by idf fitted on a reference corpus with :meth:`fit_idf`.
+        rescale_with_baseline: Rescale with a baseline (bert_score's packaged file for
+            ``lang`` and the model, or ``baseline_path``).
+        baseline_path: A baseline file of your own in bert_score's format.
+        lang: Language code for the default model and the packaged baseline.
+        device: ``"cpu"``, ``"cuda"``...; ``None`` picks CUDA when available.
+        name: Metric name; the three results are ``<name>_f1``, ``<name>_precision``,
+            ``<name>_recall``.
+        track: Track the metric's calls in Opik.
+        project_name: Opik project for the tracked calls.
+        batch_size: Texts per forward pass in :meth:`score_batch`.
+        dtype: Model weight type (float32 by default).
+        idf_references: References to fit idf on at construction.
+
+    Example:
+        >>> metric = BERTScore(model="all-MiniLM-L6-v2", device="cpu", track=False)
+        >>> f1, precision, recall = metric.score(
+        ...     output="A cat sits on the mat.", reference="A cat sat on the mat."
+        ... )
+        >>> f1.name, round(f1.value, 4)
+        ('bertscore_f1', 0.9387)
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        num_layers: int | None = None,
+        idf: bool = False,
+        rescale_with_baseline: bool = False,
+        baseline_path: str | Path | None = None,
+        lang: str | None = None,
+        device: str | torch.device | None = None,
+        name: str = "bertscore",
+        track: bool = True,
+        project_name: str | None = None,
+        *,
+        batch_size: int = 64,
+        dtype: str | torch.dtype | None = None,
+        idf_references: Sequence[str | Sequence[str]] | None = None,
+    ) -> None:
+        super().__init__(name=name, track=track, project_name=project_name)
+        self.engine = BERTScoreEngine(
+            model,
+            num_layers,
+            lang=lang,
+            idf=idf,
+            idf_references=idf_references,
+            rescale_with_baseline=rescale_with_baseline,
+            baseline_path=baseline_path,
+            device=device,
+            dtype=dtype,
+            batch_size=batch_size,
+        )
+
+    def fit_idf(self, references: Sequence[str | Sequence[str]]) -> None:
+        """Fit idf weights on a dataset's references (needed when ``idf=True``)."""
+        try:
+            self.engine.fit_idf(references)
+        except InputError as error:
+            raise MetricComputationError(f"{type(self).__name__}: {error}") from error
+
+    def score(
+        self, output: str, reference: str | Sequence[str], **ignored_kwargs: Any
+    ) -> list[score_result.ScoreResult]:
+        """Score one output.
+
+        Args:
+            output: The text to evaluate.
+            reference: A reference text, or a list of them (each score is then the
+                maximum over the references, as in bert_score).
+            **ignored_kwargs: Other dataset fields, ignored.
+
+        Returns:
+            ``[f1, precision, recall]`` as ScoreResults.
+
+        Raises:
+            MetricComputationError: ``output`` is not a string, or ``reference`` is not a
+                string or a non-empty list of strings.
+        """
+        return self.score_batch([output], [reference])[0]
+
+    def score_batch(
+        self, outputs: Sequence[str], references: Sequence[str | Sequence[str]]
+    ) -> list[list[score_result.ScoreResult]]:
+        """Score many outputs in batched forward passes; one ``[f1, P, R]`` list per item."""
+        try:
+            results = self.engine.score(outputs, references)
+        except InputError as error:
+            raise MetricComputationError(f"{type(self).__name__}: {error}") from error
+        return [self._score_results(result) for result in results]
+
+    def _score_results(self, result: BERTScoreResult) -> list[score_result.ScoreResult]:
+        engine = self.engine
+        values = {"f1": result.f1, "precision": result.precision, "recall": result.recall}
+        undefined = [key for key, value in values.items() if math.isnan(value)]
+        values = {key: 0.0 if math.isnan(value) else value for key, value in values.items()}
+        metadata = {
+            **values,
+            "model": engine.model_name,
+            "layer": engine.num_layers,
+            "idf": engine.idf,
+            "rescaled": engine.rescale_with_baseline,
+            "hash": engine.hash,
+            "candidate_truncated": result.candidate_truncated,
+            "reference_truncated": result.reference_truncated,
+            "candidate_empty": result.candidate_empty,
+            "reference_empty": result.reference_empty,
+            "best_reference": result.best_reference,
+            "best_match": _match_dict(result.best_match),
+            "worst_match": _match_dict(result.worst_match),
+        }
+        if undefined:
+            metadata["undefined"] = undefined
+        reason = _reason(values, result, engine, undefined)
+        return [
+            score_result.ScoreResult(
+                name=f"{self.name}_{key}", value=values[key], reason=reason, metadata=metadata
+            )
+            for key in ("f1", "precision", "recall")
+        ]
+
+
+def _match_dict(match: TokenMatch | None) -> dict[str, Any] | None:
+    if match is None:
+        return None
+    return {
+        "candidate_token": match.candidate_token,
+        "reference_token": match.reference_token,
+        "similarity": match.similarity,
+    }
+
+
+def _reason(
+    values: dict[str, float],
+    result: BERTScoreResult,
+    engine: BERTScoreEngine,
+    undefined: list[str],
+) -> str:
+    """One line a person can read in the Opik UI."""
+    setting = f"{engine.model_name} L{engine.num_layers}"
+    if engine.idf:
+        setting += ", idf"
+    if engine.rescale_with_baseline:
+        setting += ", rescaled"
+    parts = [
+        f"BERTScore F1 {values['f1']:.3f} (P {values['precision']:.3f}, "
+        f"R {values['recall']:.3f}; {setting})"
+    ]
+    if result.candidate_empty or result.reference_empty:
+        side = "output" if result.candidate_empty else "reference"
+        parts.append(f"the {side} is empty, so the raw scores are 0 (bert_score's rule)")
+    elif result.best_match is not None and result.worst_match is not None:
+        best, worst = result.best_match, result.worst_match
+        parts.append(
+            f"best match '{best.candidate_token}'->'{best.reference_token}' "
+            f"{best.similarity:.2f}, weakest '{worst.candidate_token}'->"
+            f"'{worst.reference_token}' {worst.similarity:.2f}"
+        )
+    if result.candidate_truncated or result.reference_truncated:
+        side = "output" if result.candidate_truncated else "reference"
+        if result.candidate_truncated and result.reference_truncated:
+            side = "output and reference"
+        parts.append(f"{side} cut to {engine.encoder.max_length} tokens")
+    if undefined:
+        parts.append(f"{', '.join(undefined)} undefined (all idf weights 0), reported as 0")
+    return "; ".join(parts) + "."

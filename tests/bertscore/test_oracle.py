@@ -1,0 +1,199 @@
+"""BERTScoreEngine against bert_score itself, the oracle, on the packaged MiniLM.
+
+bert_score runs with ``batch_size=1``: its batched greedy match lets padding beat negative
+token similarities (see greedy.py), and one pair at a time is its padding-free value.
+Empty strings are left out here because bert_score 0.3.13 crashes on them under
+transformers 5; ``test_empty_oracle.py`` covers them with values it produced under 4.x.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from bert_score import score as bert_score_score
+
+from opik_semantic_metrics.bertscore.baseline import write_baseline
+from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+
+TOLERANCE = 1e-5
+LONG_TEXT = " ".join(f"word{i % 97} is here" for i in range(400))  # > 512 tokens
+
+EDGE_PAIRS = [
+    ("A cat sits on the mat.", "A cat sat on the mat."),
+    ("OK", "Okay"),
+    ("  leading and trailing spaces  ", "leading and trailing spaces"),
+    ("multiple    spaces   inside", "multiple spaces inside"),
+    ("the the the the the", "the"),
+    ("Line one\nline two\ttabbed", "line one line two tabbed"),
+    ("Café naïve façade résumé", "Cafe naive facade resume"),
+    ("我喜欢在公园里散步", "I like walking in the park"),
+    ("東京は日本の首都です", "東京は日本の首都である"),
+    ("🐱🐶 pets are great 👍", "Pets are great."),
+    ("😀😀😀", "A smiling face."),
+    ("!!!", "Wow."),
+    ("3.14159 is approximately pi", "pi is about 3.14"),
+    ("Ünïcödé ßtraße", "Unicode street"),
+    ("Привет, как дела?", "Hello, how are you?"),
+    ("مرحبا بالعالم", "Hello world"),
+    ("A DOG RUNS IN THE SNOW.", "a dog runs in the snow."),
+    (LONG_TEXT, "A short reference about words."),
+    ("A short candidate about words.", LONG_TEXT),
+    (LONG_TEXT, LONG_TEXT + " with an extra tail"),
+]
+
+
+def _reference_bert_score(
+    candidates: list[str], references: list, **options: object
+) -> torch.Tensor:
+    """bert_score's P, R, F as a ``(pairs, 3)`` tensor, one pair at a time."""
+    precision, recall, f1 = bert_score_score(
+        candidates, references, batch_size=1, nthreads=0, **options
+    )
+    return torch.stack((precision, recall, f1), dim=1)
+
+
+def _ours(engine: BERTScoreEngine, candidates: list[str], references: list) -> torch.Tensor:
+    results = engine.score(candidates, references)
+    return torch.tensor([[r.precision, r.recall, r.f1] for r in results], dtype=torch.float64)
+
+
+def _assert_close(ours: torch.Tensor, oracle: torch.Tensor) -> None:
+    assert ours.shape == oracle.shape
+    difference = (ours - oracle.double()).abs().nan_to_num(0.0)
+    assert torch.equal(ours.isnan(), oracle.isnan())
+    assert difference.max().item() <= TOLERANCE, difference.max().item()
+
+
+@pytest.fixture(scope="module")
+def single_pairs(stsb_pairs) -> tuple[list[str], list[str]]:
+    candidates = [first for first, _second, _score in stsb_pairs]
+    references = [second for _first, second, _score in stsb_pairs]
+    # Unrelated pairs: each sentence against a far-away pair's other sentence.
+    candidates += [stsb_pairs[i][0] for i in range(0, 250, 8)]
+    references += [stsb_pairs[(i + 101) % 250][1] for i in range(0, 250, 8)]
+    candidates += [candidate for candidate, _reference in EDGE_PAIRS]
+    references += [reference for _candidate, reference in EDGE_PAIRS]
+    return candidates, references
+
+
+@pytest.fixture(scope="module")
+def multi_pairs(stsb_pairs) -> tuple[list[str], list[list[str]]]:
+    candidates, references = [], []
+    for i in range(0, 60, 3):
+        candidates.append(stsb_pairs[i][0])
+        references.append(
+            [stsb_pairs[i + 1][1], stsb_pairs[i][1], stsb_pairs[i + 2][1]][: 2 + i % 2]
+        )
+    return candidates, references
+
+
+@pytest.fixture(scope="module")
+def baseline_file(tmp_path_factory, stsb_pairs) -> Path:
+    """A MiniLM baseline (bert_score ships none for it), computed on the fixture corpus."""
+    engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
+    corpus = [text for first, second, _score in stsb_pairs for text in (first, second)]
+    path = tmp_path_factory.mktemp("baseline") / "minilm.tsv"
+    return write_baseline(path, engine.compute_baseline(corpus, seed=3))
+
+
+def test_the_oracle_set_is_large_and_varied(single_pairs, multi_pairs):
+    candidates, references = single_pairs
+    assert len(candidates) + len(multi_pairs[0]) >= 300
+    assert any(len(text.split()) > 512 for text in candidates + references)
+
+
+@pytest.mark.parametrize("idf", [False, True], ids=["no-idf", "idf"])
+@pytest.mark.parametrize("rescale", [False, True], ids=["raw", "rescaled"])
+def test_single_reference_equals_bert_score(minilm_path, single_pairs, baseline_file, idf, rescale):
+    candidates, references = single_pairs
+    rescale_options = {"rescale_with_baseline": True, "baseline_path": str(baseline_file)}
+    oracle = _reference_bert_score(
+        candidates,
+        references,
+        model_type=str(minilm_path),
+        num_layers=6,
+        idf=idf,
+        lang="en",
+        **(rescale_options if rescale else {}),
+    )
+    engine = BERTScoreEngine(
+        "all-MiniLM-L6-v2", device="cpu", idf=idf, **(rescale_options if rescale else {})
+    )
+    if idf:
+        engine.fit_idf(references)
+    _assert_close(_ours(engine, candidates, references), oracle)
+
+
+@pytest.mark.parametrize("idf", [False, True], ids=["no-idf", "idf"])
+def test_multi_reference_equals_bert_score(minilm_path, multi_pairs, baseline_file, idf):
+    candidates, references = multi_pairs
+    oracle = _reference_bert_score(
+        candidates,
+        references,
+        model_type=str(minilm_path),
+        num_layers=6,
+        idf=idf,
+        lang="en",
+        rescale_with_baseline=True,
+        baseline_path=str(baseline_file),
+    )
+    engine = BERTScoreEngine(
+        "all-MiniLM-L6-v2", device="cpu", idf=idf, baseline_path=baseline_file,
+        rescale_with_baseline=True,
+    )  # fmt: skip
+    if idf:
+        engine.fit_idf(references)
+    _assert_close(_ours(engine, candidates, references), oracle)
+
+
+def test_bert_score_batching_is_wrong_and_ours_is_not(minilm_path, single_pairs):
+    """The defect we avoid: bert_score's whole-list call differs from its own 1-pair value."""
+    candidates, references = single_pairs
+    candidates, references = candidates[:200], references[:200]
+    options = {"model_type": str(minilm_path), "num_layers": 6}
+    one_at_a_time = _reference_bert_score(candidates, references, **options)
+    precision, recall, f1 = bert_score_score(candidates, references, batch_size=64, **options)
+    whole_list = torch.stack((precision, recall, f1), dim=1)
+    assert (whole_list - one_at_a_time).abs().max().item() > 1e-4
+
+    for batch_size in (1, 7, 64):
+        engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", batch_size=batch_size)
+        _assert_close(_ours(engine, candidates, references), one_at_a_time)
+
+
+def test_multi_reference_is_the_max_per_column_of_single_references(multi_pairs):
+    candidates, references = multi_pairs
+    engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
+    grouped = _ours(engine, candidates, references)
+    for column in range(3):
+        best_single = (
+            torch.stack(
+                [
+                    _ours(
+                        engine,
+                        candidates,
+                        [group[k] if k < len(group) else group[0] for group in references],
+                    )[:, column]
+                    for k in range(3)
+                ]
+            )
+            .max(dim=0)
+            .values
+        )
+        assert torch.allclose(grouped[:, column], best_single, atol=1e-7)
+
+
+def test_hash_has_bert_scores_format(minilm_path, baseline_file):
+    from bert_score.utils import get_hash
+
+    engine = BERTScoreEngine(
+        "all-MiniLM-L6-v2", device="cpu", idf=True, rescale_with_baseline=True,
+        baseline_path=baseline_file,
+    )  # fmt: skip
+    assert engine.hash == get_hash(engine.model_name, 6, True, True, True, False)
+    plain = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
+    assert plain.hash == get_hash(plain.model_name, 6, False, False, False, False)
+    assert not math.isnan(plain.score(["a"], ["b"])[0].f1)

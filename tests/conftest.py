@@ -1,0 +1,38 @@
+"""Shared test set-up: no network, no Opik server, one MiniLM encoder per run."""
+
+from __future__ import annotations
+
+import os
+
+# Before anything imports huggingface_hub or opik: no test may touch the network.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def minilm_path() -> Path:
+    """Directory of the packaged all-MiniLM-L6-v2 (the ``test`` extra installs it)."""
+    from opik_semantic_metrics.models.loading import packaged_minilm_path
+
+    path = packaged_minilm_path()
+    assert path is not None, "install the test extra: pip install -e '.[test]'"
+    return path
+
+
+@pytest.fixture(scope="session")
+def stsb_pairs() -> list[tuple[str, str, float]]:
+    """250 real caption pairs with human similarity scores (see fixtures/README.md)."""
+    lines = (FIXTURES / "stsb_dev_captions.tsv").read_text(encoding="utf-8").splitlines()
+    pairs = []
+    for line in lines[1:]:
+        _source, _id, score, first, second = line.split("\t")
+        pairs.append((first, second, float(score)))
+    return pairs
