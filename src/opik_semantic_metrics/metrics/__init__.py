@@ -1,0 +1,5 @@
+"""Opik metrics: thin wrappers over the engines, one metric per module."""
+
+from opik_semantic_metrics.metrics.bertscore import BERTScore
+
+__all__ = ["BERTScore"]

@@ -1,0 +1,76 @@
+"""Baselines: bert_score's packaged files, our files, and computing one like its authors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from bert_score import BERTScorer
+
+from opik_semantic_metrics.bertscore.baseline import (
+    Baseline,
+    baseline_pairs,
+    packaged_baseline_path,
+    read_baseline,
+    write_baseline,
+)
+from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+
+
+def test_reads_bert_scores_packaged_roberta_large_layer_17():
+    baseline = read_baseline(packaged_baseline_path("en", "roberta-large"), 17)
+    # Values of bert_score 0.3.13's rescale_baseline/en/roberta-large.tsv, row 17.
+    assert baseline == Baseline(precision=0.83150584, recall=0.8314941, f1=0.83122575)
+
+
+def test_write_then_read_round_trips(tmp_path):
+    layers = [Baseline(0.1 * i, 0.2 * i, 0.3 * i) for i in range(4)]
+    path = write_baseline(tmp_path / "b.tsv", layers)
+    assert path.read_text().splitlines()[0] == "LAYER,P,R,F"
+    assert [read_baseline(path, i) for i in range(4)] == layers
+    with pytest.raises(ValueError, match="layers 0 to 3"):
+        read_baseline(path, 4)
+    with pytest.raises(FileNotFoundError):
+        read_baseline(tmp_path / "missing.tsv", 0)
+
+
+def test_pairs_are_drawn_like_bert_scores_authors():
+    lines = [f"sentence number {i}" for i in range(11)] + ["long " * 32, "   "]
+    left, right = baseline_pairs(lines, seed=5)
+    assert len(left) == len(right) == 5
+    assert set(left).isdisjoint(right)
+    assert all(len(text.split(" ")) < 32 for text in left + right)
+    assert baseline_pairs(lines, seed=5) == (left, right)
+    with pytest.raises(ValueError):
+        baseline_pairs(["only one"])
+
+
+def test_computed_baseline_equals_bert_scores_all_layer_means(minilm_path, stsb_pairs):
+    corpus = [text for first, second, _ in stsb_pairs[:60] for text in (first, second)]
+    engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
+    computed = engine.compute_baseline(corpus, seed=11)
+    assert len(computed) == 7  # embeddings + 6 layers
+
+    candidates, references = baseline_pairs(corpus, seed=11)
+    scorer = BERTScorer(model_type=str(minilm_path), num_layers=6, all_layers=True)
+    # Pairs one at a time: bert_score's batched match lets padding beat negative cosines.
+    rows = [
+        torch.stack(scorer.score([c], [r], batch_size=1))
+        for c, r in zip(candidates, references, strict=True)
+    ]
+    oracle = torch.cat(rows, dim=-1).double().mean(dim=-1).T  # (layers, 3)
+    ours = torch.tensor([[b.precision, b.recall, b.f1] for b in computed], dtype=torch.float64)
+    assert (ours - oracle).abs().max().item() < 1e-5
+
+
+def test_rescaled_unrelated_pairs_average_near_zero(tmp_path, stsb_pairs):
+    corpus = [text for first, second, _ in stsb_pairs for text in (first, second)]
+    engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
+    path = write_baseline(tmp_path / "minilm.tsv", engine.compute_baseline(corpus, seed=0))
+    rescaled = BERTScoreEngine(
+        "all-MiniLM-L6-v2", device="cpu", rescale_with_baseline=True, baseline_path=path
+    )
+    candidates, references = baseline_pairs(corpus, seed=0)
+    f1 = [r.f1 for r in rescaled.score(candidates, references)]
+    assert abs(sum(f1) / len(f1)) < 1e-5
+    identical = rescaled.score(["A man is slicing a tomato."], ["A man is slicing a tomato."])
+    assert identical[0].f1 == pytest.approx(1.0, abs=1e-5)

@@ -1,0 +1,176 @@
+"""The Opik BERTScore metric: results, metadata, bad input, and Opik's own engine."""
+
+from __future__ import annotations
+
+import math
+
+import opik
+import pytest
+from opik.evaluation.metrics.score_result import ScoreResult
+from opik.exceptions import MetricComputationError
+
+from opik_semantic_metrics import BERTScore
+from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+
+
+@pytest.fixture(scope="module")
+def metric() -> BERTScore:
+    return BERTScore(model="all-MiniLM-L6-v2", device="cpu", track=False)
+
+
+def test_score_returns_f1_precision_recall_equal_to_the_engine(metric):
+    f1, precision, recall = metric.score(
+        output="A man is playing a guitar.", reference="A man plays the guitar."
+    )
+    [expected] = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu").score(
+        ["A man is playing a guitar."], ["A man plays the guitar."]
+    )
+    assert [r.name for r in (f1, precision, recall)] == [
+        "bertscore_f1",
+        "bertscore_precision",
+        "bertscore_recall",
+    ]
+    assert (f1.value, precision.value, recall.value) == (
+        expected.f1,
+        expected.precision,
+        expected.recall,
+    )
+    assert all(isinstance(r, ScoreResult) and not r.scoring_failed for r in (f1, precision, recall))
+    assert 0.8 < f1.value < 1.0
+
+
+def test_metadata_and_reason_explain_the_score(metric):
+    f1, _, _ = metric.score(output="A cat sits on the mat.", reference="A cat sat on the mat.")
+    meta = f1.metadata
+    assert meta["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert meta["layer"] == 6
+    assert meta["idf"] is False and meta["rescaled"] is False
+    assert meta["hash"].startswith("sentence-transformers/all-MiniLM-L6-v2_L6_no-idf_version=")
+    assert meta["candidate_truncated"] is False and meta["reference_truncated"] is False
+    assert meta["best_match"]["candidate_token"] == meta["best_match"]["reference_token"]
+    assert meta["worst_match"] == {
+        "candidate_token": "sits",
+        "reference_token": "sat",
+        "similarity": pytest.approx(meta["worst_match"]["similarity"]),
+    }
+    assert "BERTScore F1 0.939" in f1.reason
+    assert "weakest 'sits'->'sat'" in f1.reason
+
+
+def test_names_follow_the_metric_name():
+    metric = BERTScore(model="all-MiniLM-L6-v2", device="cpu", name="caption_bs", track=False)
+    assert [r.name for r in metric.score(output="a", reference="b")] == [
+        "caption_bs_f1",
+        "caption_bs_precision",
+        "caption_bs_recall",
+    ]
+
+
+def test_multi_reference_takes_the_best(metric):
+    [single] = [metric.score(output="A dog runs.", reference="A dog is running.")[0].value]
+    f1, _, _ = metric.score(
+        output="A dog runs.", reference=["Stocks fell on Monday.", "A dog is running."]
+    )
+    assert f1.value == pytest.approx(single, abs=1e-7)
+    assert f1.metadata["best_reference"] == 1
+
+
+def test_long_texts_are_cut_and_flagged(metric):
+    long_text = "word " * 700
+    f1, _, _ = metric.score(output=long_text, reference="A short reference.")
+    assert f1.metadata["candidate_truncated"] is True
+    assert f1.metadata["reference_truncated"] is False
+    assert "output cut to 512 tokens" in f1.reason
+
+
+@pytest.mark.parametrize("output", ["", "   ", "\n\t"])
+def test_empty_output_scores_zero_with_a_reason(metric, output):
+    results = metric.score(output=output, reference="A real reference.")
+    assert [r.value for r in results] == [0.0, 0.0, 0.0]
+    assert results[0].metadata["candidate_empty"] is True
+    assert "output is empty" in results[0].reason
+
+
+def test_empty_reference_scores_zero(metric):
+    results = metric.score(output="Something.", reference=" ")
+    assert [r.value for r in results] == [0.0, 0.0, 0.0]
+    assert results[0].metadata["reference_empty"] is True
+
+
+@pytest.mark.parametrize(
+    ("output", "reference", "message"),
+    [
+        (None, "ref", "candidate 0 to be a string, got NoneType"),
+        (42, "ref", "got int"),
+        (3.5, "ref", "got float"),
+        (["a", "b"], "ref", "got list"),
+        ("out", None, "reference 0 to be a string or a non-empty list"),
+        ("out", [], "non-empty list of strings"),
+        ("out", ["fine", None], "only strings, found NoneType"),
+        ("out", 7, "non-empty list"),
+    ],
+)
+def test_bad_input_raises_metric_computation_error(metric, output, reference, message):
+    with pytest.raises(MetricComputationError, match=message):
+        metric.score(output=output, reference=reference)
+
+
+def test_score_batch_equals_per_item_scores(metric, stsb_pairs):
+    outputs = [first for first, _, _ in stsb_pairs[:40]]
+    references = [second for _, second, _ in stsb_pairs[:40]]
+    batched = metric.score_batch(outputs, references)
+    for output, reference, results in zip(outputs, references, batched, strict=True):
+        single = metric.score(output=output, reference=reference)
+        assert [r.value for r in results] == pytest.approx([r.value for r in single], abs=1e-6)
+
+
+def test_idf_needs_fitting_and_then_works(stsb_pairs):
+    references = [second for _, second, _ in stsb_pairs]
+    metric = BERTScore(model="all-MiniLM-L6-v2", device="cpu", idf=True, track=False)
+    with pytest.raises(MetricComputationError, match="fit_idf"):
+        metric.score(output="A dog.", reference="A dog runs.")
+    metric.fit_idf(references)
+    f1, _, _ = metric.score(output="A dog runs.", reference="A dog is running.")
+    assert f1.metadata["idf"] is True and "_idf_" in f1.metadata["hash"]
+    assert 0.5 < f1.value < 1.0
+
+
+def test_undefined_idf_precision_is_reported_as_zero():
+    # Fitted on one reference, every token of it weighs 0: bert_score's P and R are NaN.
+    metric = BERTScore(model="all-MiniLM-L6-v2", device="cpu", idf=True, track=False)
+    metric.fit_idf(["a dog runs"])
+    f1, precision, recall = metric.score(output="a dog runs", reference="a dog runs")
+    assert precision.value == 0.0 and recall.value == 0.0 and f1.value == 0.0
+    assert set(f1.metadata["undefined"]) == {"precision", "recall"}
+    assert not math.isnan(f1.value)
+
+
+def test_rescaling_uses_bert_scores_packaged_baseline_when_there_is_one(tmp_path):
+    with pytest.raises(ValueError, match="No baseline"):
+        BERTScore(model="all-MiniLM-L6-v2", lang="en", rescale_with_baseline=True, track=False)
+    with pytest.raises(ValueError, match="lang"):
+        BERTScore(model="all-MiniLM-L6-v2", rescale_with_baseline=True, track=False)
+
+
+def test_runs_inside_opiks_evaluation_engine_with_the_same_values(metric, stsb_pairs):
+    items = [
+        {"prediction": first, "reference": second, "id_": i}
+        for i, (first, second, _) in enumerate(stsb_pairs[:24])
+    ]
+    items.append({"prediction": None, "reference": "No output at all.", "id_": 24})
+    result = opik.evaluate_on_dict_items(
+        items=items,
+        task=lambda item: {"output": item["prediction"]},
+        scoring_metrics=[metric],
+        scoring_threads=16,
+    )
+    expected = metric.score_batch(
+        [item["prediction"] for item in items[:24]], [item["reference"] for item in items[:24]]
+    )
+    by_id = {tr.test_case.dataset_item_content["id_"]: tr for tr in result.test_results}
+    assert len(by_id) == 25
+    for index, expected_results in enumerate(expected):
+        got = {r.name: r.value for r in by_id[index].score_results}
+        assert got == pytest.approx({r.name: r.value for r in expected_results}, abs=1e-6)
+    failed = by_id[24].score_results
+    assert failed and all(r.scoring_failed for r in failed)

@@ -1,0 +1,96 @@
+"""The shared model loader: aliases, one copy per process, clear errors."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+from opik_semantic_metrics.errors import ModelUnavailableError
+from opik_semantic_metrics.models.loading import (
+    load_encoder,
+    resolve_dtype,
+    resolve_model_source,
+)
+
+
+@pytest.mark.parametrize("alias", ["all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"])
+def test_aliases_resolve_to_the_packaged_copy(alias, minilm_path):
+    source = resolve_model_source(alias)
+    assert source.packaged is True
+    assert source.location == str(minilm_path)
+    assert source.name == "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def test_a_local_directory_is_used_as_is(minilm_path):
+    source = resolve_model_source(str(minilm_path))
+    assert source.location == str(minilm_path.resolve()) and source.packaged is False
+
+
+def test_one_copy_per_settings_across_threads():
+    found: list[object] = []
+
+    def load() -> None:
+        found.append(load_encoder("all-MiniLM-L6-v2", 3, device="cpu"))
+
+    threads = [threading.Thread(target=load) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(found) == 16 and all(encoder is found[0] for encoder in found)
+    assert load_encoder("sentence-transformers/all-MiniLM-L6-v2", 3, device="cpu") is found[0]
+    assert load_encoder("all-MiniLM-L6-v2", 2, device="cpu") is not found[0]
+
+
+def test_last_layer_is_the_default_and_layers_are_checked():
+    encoder = load_encoder("all-MiniLM-L6-v2", device="cpu")
+    assert (encoder.layer, encoder.num_layers, encoder.max_length) == (6, 6, 512)
+    with pytest.raises(ValueError, match="between 0 and 6"):
+        load_encoder("all-MiniLM-L6-v2", 7, device="cpu")
+
+
+def test_truncated_model_returns_the_hidden_states_of_its_layer():
+    full = load_encoder("all-MiniLM-L6-v2", device="cpu")
+    for layer in (0, 3):
+        truncated = load_encoder("all-MiniLM-L6-v2", layer, device="cpu")
+        assert truncated.truncated_model
+        assert len(truncated.model.encoder.layer) == layer
+        ids = torch.tensor([[101, 7592, 2088, 102]])
+        mask = torch.ones_like(ids)
+        with torch.inference_mode():
+            expected = full.all_hidden_states(ids, mask)[layer]
+            got = truncated.hidden_states(ids, mask)
+        assert torch.allclose(got, expected, atol=1e-5)
+
+
+def test_offline_missing_model_names_the_model_and_the_fix():
+    with pytest.raises(ModelUnavailableError) as raised:
+        load_encoder("roberta-large", device="cpu")
+    message = str(raised.value)
+    assert "'roberta-large'" in message
+    assert "HF_HUB_OFFLINE" in message and "hf download roberta-large" in message
+
+
+def test_dtypes_are_named_clearly():
+    assert resolve_dtype(None) is torch.float32
+    assert resolve_dtype("bf16") is torch.bfloat16
+    with pytest.raises(ValueError, match="dtype"):
+        resolve_dtype("int4")
+
+
+def test_remote_code_is_refused_unless_asked(tmp_path, minilm_path):
+    # A model whose config asks for code from its repository must not run that code.
+    import json
+    import shutil
+
+    model_dir = tmp_path / "remote"
+    shutil.copytree(minilm_path, model_dir)
+    config = json.loads((model_dir / "config.json").read_text())
+    config["auto_map"] = {"AutoConfig": "evil.EvilConfig", "AutoModel": "evil.EvilModel"}
+    (model_dir / "config.json").write_text(json.dumps(config))
+    (model_dir / "evil.py").write_text("raise SystemExit('remote code ran')\n")
+    # Without trust_remote_code the repository's code is ignored: the built-in class loads.
+    encoder = load_encoder(str(model_dir), device="cpu")
+    assert type(encoder.model).__name__ == "BertModel"
