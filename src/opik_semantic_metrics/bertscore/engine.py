@@ -161,7 +161,7 @@ class BERTScoreEngine:
         >>> engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
         >>> [result] = engine.score(["A cat sits on the mat."], ["A cat sat on the mat."])
         >>> round(result.f1, 4)
-        0.9534
+        0.9387
     """
 
     def __init__(

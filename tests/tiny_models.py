@@ -1,0 +1,247 @@
+"""Tiny local models for tests: built on the fly, no download, deterministic.
+
+Each helper writes a model directory that ``transformers.AutoTokenizer`` and
+``transformers.AutoModel`` (and so bert_score) load like a Hub checkpoint, and returns
+its path. The tokenizers are trained with the ``tokenizers`` library on :data:`CORPUS`;
+the models are randomly initialised from a fixed seed. Building one takes well under a
+second.
+
+- :func:`build_tiny_roberta`: byte-level BPE (RoBERTa's ``<s> ... </s>``), which reads
+  a leading space as part of the first word; ``add_prefix_space=True`` builds the variant
+  whose tokenizer adds that space itself.
+- :func:`build_tiny_gpt2`: the same byte-level BPE as a GPT-2 tokenizer (no special
+  tokens added around a text) and a tiny GPT-2.
+- :func:`build_tiny_bert`: a lower-casing WordPiece tokenizer (``[CLS] ... [SEP]``) and
+  a tiny BERT.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+from tokenizers import trainers as tokenizer_trainers
+
+#: Token limit of every tiny tokenizer, special tokens included.
+MAX_LENGTH = 512
+#: Seed of the random model weights.
+SEED = 0
+
+#: Training text of the tiny tokenizers: plain English, with "OK" and "Okay".
+CORPUS = (
+    "OK, that works for me.",
+    "Okay, let us meet at noon.",
+    "It is OK to be late sometimes.",
+    "Okay then, see you tomorrow.",
+    "OK OK, I heard you the first time.",
+    "The cat sits on the mat.",
+    "A cat sat on the mat in the sun.",
+    "The dog runs in the snow.",
+    "A man is playing a guitar on the street.",
+    "A woman is slicing an onion in the kitchen.",
+    "Two children are playing football in the park.",
+    "The weather is nice today, isn't it?",
+    "I like walking in the park with my dog.",
+    "Hello, world! How are you doing?",
+    "She reads a book every evening before bed.",
+    "The train leaves the station at seven o'clock.",
+    "We bought apples, oranges and bananas at the market.",
+    "He said the answer was correct.",
+    "The answer is approximately three point one four.",
+    "Please close the door when you leave the room.",
+    "My brother works at a hospital in the city.",
+    "They are watching a movie at home tonight.",
+    "The quick brown fox jumps over the lazy dog.",
+    "A bird is singing in the tree near the window.",
+    "The students are listening to the teacher.",
+    "Coffee or tea? Tea, please, with milk.",
+    "The meeting was moved to Thursday afternoon.",
+    "Leading and trailing spaces should not matter.",
+    "Multiple spaces inside a sentence are still spaces.",
+    "This is a short sentence.",
+    "This is a much longer sentence about words and more words.",
+    "Scores are computed between a candidate and a reference.",
+    "The model reads every token of the text.",
+    "Is it okay if I open the window?",
+    "Everything is OK now, thank you.",
+    "Thank you very much for your help.",
+    "The children laughed and ran down the hill.",
+    "A red car is parked outside the house.",
+    "The sun rises in the east and sets in the west.",
+    "Good morning, everyone!",
+)
+
+_ROBERTA_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>", "<|endoftext|>"]
+_BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def _train_byte_level_bpe(vocab_size: int = 400) -> Tokenizer:
+    """A byte-level BPE trained on :data:`CORPUS`, without a prefix space of its own."""
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = tokenizer_trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=_ROBERTA_SPECIALS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator(CORPUS, trainer=trainer)
+    return tokenizer
+
+
+def _copy(tokenizer: Tokenizer) -> Tokenizer:
+    return Tokenizer.from_str(tokenizer.to_str())
+
+
+def _save_model(model: torch.nn.Module, directory: Path) -> None:
+    model.eval()
+    model.save_pretrained(directory)
+
+
+def build_tiny_roberta(directory: str | Path, *, add_prefix_space: bool = False) -> Path:
+    """A RoBERTa-style byte-level BPE tokenizer and a random 2-layer RoBERTa.
+
+    Args:
+        directory: Where to write the model (created if missing).
+        add_prefix_space: Build a tokenizer that adds the leading space itself.
+
+    Returns:
+        The model directory.
+    """
+    from transformers import RobertaConfig, RobertaModel, RobertaTokenizerFast
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    backend = _copy(_train_byte_level_bpe())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=add_prefix_space)
+    backend.post_processor = processors.RobertaProcessing(
+        ("</s>", backend.token_to_id("</s>")),
+        ("<s>", backend.token_to_id("<s>")),
+        trim_offsets=True,
+        add_prefix_space=add_prefix_space,
+    )
+    tokenizer = RobertaTokenizerFast(
+        tokenizer_object=backend,
+        bos_token="<s>",
+        eos_token="</s>",
+        sep_token="</s>",
+        cls_token="<s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        mask_token="<mask>",
+        add_prefix_space=add_prefix_space,
+        trim_offsets=True,
+        model_max_length=MAX_LENGTH,
+    )
+    tokenizer.save_pretrained(directory)
+    # The vocabulary files of the slow (Python) class, for transformers 4.
+    backend.model.save(str(directory))
+
+    config = RobertaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=MAX_LENGTH + 2,
+        type_vocab_size=1,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    torch.manual_seed(SEED)
+    _save_model(RobertaModel(config), directory)
+    return directory
+
+
+def build_tiny_gpt2(directory: str | Path) -> Path:
+    """The same byte-level BPE as a GPT-2 tokenizer (with a pad token) and a random GPT-2.
+
+    Returns:
+        The model directory.
+    """
+    from transformers import GPT2Config, GPT2Model, GPT2TokenizerFast
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    backend = _copy(_train_byte_level_bpe())
+    backend.post_processor = processors.ByteLevel(trim_offsets=False)
+    tokenizer = GPT2TokenizerFast(
+        tokenizer_object=backend,
+        unk_token="<|endoftext|>",
+        bos_token="<|endoftext|>",
+        eos_token="<|endoftext|>",
+        pad_token="<pad>",
+        add_prefix_space=False,
+        model_max_length=MAX_LENGTH,
+    )
+    tokenizer.save_pretrained(directory)
+    backend.model.save(str(directory))
+
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_positions=MAX_LENGTH,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        n_inner=64,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(SEED)
+    _save_model(GPT2Model(config), directory)
+    return directory
+
+
+def build_tiny_bert(directory: str | Path) -> Path:
+    """A lower-casing WordPiece tokenizer and a random 2-layer BERT.
+
+    Returns:
+        The model directory.
+    """
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    backend.normalizer = normalizers.BertNormalizer(lowercase=True)
+    backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    backend.decoder = decoders.WordPiece()
+    trainer = tokenizer_trainers.WordPieceTrainer(
+        vocab_size=400, special_tokens=_BERT_SPECIALS, show_progress=False
+    )
+    backend.train_from_iterator(CORPUS, trainer=trainer)
+    cls_id, sep_id = backend.token_to_id("[CLS]"), backend.token_to_id("[SEP]")
+    backend.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
+    )
+    tokenizer = BertTokenizerFast(
+        tokenizer_object=backend,
+        unk_token="[UNK]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        mask_token="[MASK]",
+        do_lower_case=True,
+        model_max_length=MAX_LENGTH,
+    )
+    tokenizer.save_pretrained(directory)
+    backend.model.save(str(directory))
+
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=MAX_LENGTH,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(SEED)
+    _save_model(BertModel(config), directory)
+    return directory
