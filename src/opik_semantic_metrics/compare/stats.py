@@ -1,0 +1,232 @@
+"""Statistics for comparing systems on the same items: intervals and paired tests.
+
+Every function takes per-item scores (one float per item, items aligned between the
+two systems being compared) and knows nothing of Opik or of any metric.
+
+- :func:`bootstrap_interval`: percentile bootstrap confidence interval of a mean
+  (Efron and Tibshirani, 1993).
+- :func:`paired_bootstrap`: paired bootstrap resampling (Koehn, 2004, "Statistical
+  Significance Tests for Machine Translation Evaluation"): resample the items with
+  replacement, recompute both systems' means on each resample, count who wins.
+- :func:`paired_t_test`: Student's t-test on the per-item differences (two-sided).
+- :func:`compare_systems`: both tests together, with the verdict ``comet-compare``
+  gives: the winner is the system with the higher mean, and the difference is
+  significant when the paired t-test's p-value is below ``alpha``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean and its bootstrap confidence interval.
+
+    Attributes:
+        mean: Mean of the scores.
+        low, high: Bounds of the interval.
+        confidence: Coverage of the interval, e.g. 0.95.
+        count: Number of scores.
+    """
+
+    mean: float
+    low: float
+    high: float
+    confidence: float
+    count: int
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """Outcome of paired bootstrap resampling of two systems.
+
+    Attributes:
+        wins_a, wins_b, ties: Resamples in which system A's mean was higher, B's was
+            higher, or the two were equal.
+        resamples: Number of resamples.
+        p_value: Two-sided bootstrap p-value of "no difference": twice the share of
+            resamples in which the system that wins overall does not win (capped at 1).
+    """
+
+    wins_a: int
+    wins_b: int
+    ties: int
+    resamples: int
+    p_value: float
+
+
+@dataclass(frozen=True)
+class TTestResult:
+    """Paired two-sided t-test of the per-item differences A - B.
+
+    Attributes:
+        statistic: The t statistic (positive when A scores higher); NaN when every
+            difference is equal (the test is undefined then).
+        p_value: Two-sided p-value; 1.0 when all differences are 0, NaN when undefined.
+    """
+
+    statistic: float
+    p_value: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two systems compared on the same items.
+
+    Attributes:
+        name_a, name_b: The systems' names.
+        mean_a, mean_b: Their mean scores.
+        difference: ``mean_a - mean_b``.
+        winner: The name of the system with the higher mean; ``None`` on a tie.
+        significant: Whether the paired t-test's p-value is below ``alpha``.
+        alpha: The significance level used.
+        t_test: The paired t-test.
+        bootstrap: The paired bootstrap resampling.
+    """
+
+    name_a: str
+    name_b: str
+    mean_a: float
+    mean_b: float
+    difference: float
+    winner: str | None
+    significant: bool
+    alpha: float
+    t_test: TTestResult
+    bootstrap: BootstrapResult
+
+
+def _as_array(scores: Sequence[float], name: str) -> np.ndarray:
+    values = np.asarray(scores, dtype=np.float64)
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(
+            f"Expected `{name}` to be a non-empty list of numbers, got shape {values.shape}."
+        )
+    if not np.isfinite(values).all():
+        raise ValueError(f"Expected `{name}` to hold finite numbers only (no NaN or inf).")
+    return values
+
+
+def _paired_arrays(
+    scores_a: Sequence[float], scores_b: Sequence[float]
+) -> tuple[np.ndarray, np.ndarray]:
+    a, b = _as_array(scores_a, "scores_a"), _as_array(scores_b, "scores_b")
+    if a.shape != b.shape:
+        raise ValueError(
+            f"Expected the two systems to be scored on the same items, got {a.size} and "
+            f"{b.size} scores."
+        )
+    return a, b
+
+
+def bootstrap_interval(
+    scores: Sequence[float],
+    *,
+    confidence: float = 0.95,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> Interval:
+    """Percentile bootstrap confidence interval of the mean of ``scores``.
+
+    Example:
+        >>> interval = bootstrap_interval([0.2, 0.4, 0.6, 0.8], resamples=200)
+        >>> round(interval.mean, 2), interval.low <= interval.mean <= interval.high
+        (0.5, True)
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"Expected `confidence` between 0 and 1, got {confidence}.")
+    values = _as_array(scores, "scores")
+    rng = np.random.default_rng(seed)
+    indices = rng.integers(0, values.size, size=(resamples, values.size))
+    means = values[indices].mean(axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return Interval(float(values.mean()), float(low), float(high), confidence, values.size)
+
+
+def paired_bootstrap(
+    scores_a: Sequence[float],
+    scores_b: Sequence[float],
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> BootstrapResult:
+    """Paired bootstrap resampling: how often each system wins on resampled item sets.
+
+    Example:
+        >>> result = paired_bootstrap([0.9, 0.8, 0.7, 0.9], [0.5, 0.4, 0.6, 0.5], resamples=100)
+        >>> result.wins_a, result.wins_b
+        (100, 0)
+    """
+    a, b = _paired_arrays(scores_a, scores_b)
+    rng = np.random.default_rng(seed)
+    indices = rng.integers(0, a.size, size=(resamples, a.size))
+    differences = (a - b)[indices].mean(axis=1)
+    wins_a = int((differences > 0).sum())
+    wins_b = int((differences < 0).sum())
+    ties = resamples - wins_a - wins_b
+    losing_share = (resamples - max(wins_a, wins_b)) / resamples
+    return BootstrapResult(wins_a, wins_b, ties, resamples, min(1.0, 2.0 * losing_share))
+
+
+def paired_t_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> TTestResult:
+    """Two-sided paired t-test of ``scores_a - scores_b``.
+
+    Example:
+        >>> result = paired_t_test([0.9, 0.8, 0.7, 0.9], [0.5, 0.4, 0.6, 0.5])
+        >>> result.statistic > 0, result.p_value < 0.05
+        (True, True)
+    """
+    a, b = _paired_arrays(scores_a, scores_b)
+    differences = a - b
+    if np.all(differences == 0):
+        return TTestResult(statistic=0.0, p_value=1.0)
+    if a.size < 2 or np.all(differences == differences[0]):
+        return TTestResult(statistic=math.nan, p_value=math.nan)
+    statistic, p_value = scipy_stats.ttest_rel(a, b)
+    return TTestResult(float(statistic), float(p_value))
+
+
+def compare_systems(
+    scores_a: Sequence[float],
+    scores_b: Sequence[float],
+    *,
+    name_a: str = "A",
+    name_b: str = "B",
+    alpha: float = 0.05,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> Comparison:
+    """Compare two systems scored on the same items: winner and significance.
+
+    Example:
+        >>> comparison = compare_systems(
+        ...     [0.9, 0.8, 0.7, 0.9], [0.5, 0.4, 0.6, 0.5], name_a="bart", name_b="pgn"
+        ... )
+        >>> comparison.winner, comparison.significant
+        ('bart', True)
+    """
+    a, b = _paired_arrays(scores_a, scores_b)
+    t_test = paired_t_test(a, b)
+    bootstrap = paired_bootstrap(a, b, resamples=resamples, seed=seed)
+    mean_a, mean_b = float(a.mean()), float(b.mean())
+    winner = name_a if mean_a > mean_b else name_b if mean_b > mean_a else None
+    significant = bool(winner is not None and t_test.p_value < alpha)
+    return Comparison(
+        name_a=name_a,
+        name_b=name_b,
+        mean_a=mean_a,
+        mean_b=mean_b,
+        difference=mean_a - mean_b,
+        winner=winner,
+        significant=significant,
+        alpha=alpha,
+        t_test=t_test,
+        bootstrap=bootstrap,
+    )

@@ -1,0 +1,82 @@
+"""Comparison statistics against SciPy's own implementations (the oracle)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from opik_semantic_metrics.compare.stats import (
+    bootstrap_interval,
+    compare_systems,
+    paired_bootstrap,
+    paired_t_test,
+)
+
+RNG = np.random.default_rng(7)
+SYSTEM_A = RNG.normal(0.60, 0.1, size=200)
+SYSTEM_B = SYSTEM_A - 0.03 + RNG.normal(0.0, 0.05, size=200)
+
+
+def test_t_test_equals_scipy_ttest_rel():
+    ours = paired_t_test(SYSTEM_A, SYSTEM_B)
+    oracle = scipy_stats.ttest_rel(SYSTEM_A, SYSTEM_B)
+    assert ours.statistic == pytest.approx(oracle.statistic, rel=1e-12)
+    assert ours.p_value == pytest.approx(oracle.pvalue, rel=1e-9)
+
+
+def test_bootstrap_interval_equals_scipy_percentile_bootstrap():
+    # Same resampling scheme as SciPy's percentile method; with many resamples the two
+    # Monte-Carlo intervals agree to well under the interval's own width.
+    ours = bootstrap_interval(SYSTEM_A, resamples=20_000, seed=1)
+    oracle = scipy_stats.bootstrap(
+        (SYSTEM_A,), np.mean, n_resamples=20_000, method="percentile", random_state=2
+    ).confidence_interval
+    width = oracle.high - oracle.low
+    assert ours.low == pytest.approx(oracle.low, abs=0.02 * width)
+    assert ours.high == pytest.approx(oracle.high, abs=0.02 * width)
+    assert ours.mean == pytest.approx(SYSTEM_A.mean())
+    assert ours.count == 200
+
+
+def test_clear_difference_is_significant_and_named():
+    comparison = compare_systems(SYSTEM_A, SYSTEM_B, name_a="bart", name_b="pgn", seed=3)
+    assert comparison.winner == "bart"
+    assert comparison.significant
+    assert comparison.difference == pytest.approx(SYSTEM_A.mean() - SYSTEM_B.mean())
+    assert comparison.bootstrap.wins_a > 0.99 * comparison.bootstrap.resamples
+    assert comparison.bootstrap.p_value < 0.05
+
+
+def test_noise_is_not_significant():
+    noise_b = SYSTEM_A + RNG.normal(0.0, 0.1, size=200)
+    noise_b += SYSTEM_A.mean() - noise_b.mean()  # same mean up to rounding
+    comparison = compare_systems(SYSTEM_A, noise_b)
+    assert not comparison.significant
+    assert comparison.bootstrap.p_value > 0.2
+
+
+def test_identical_systems_tie():
+    comparison = compare_systems(SYSTEM_A, SYSTEM_A)
+    assert comparison.winner is None
+    assert not comparison.significant
+    assert comparison.t_test.p_value == 1.0
+    assert comparison.bootstrap.ties == comparison.bootstrap.resamples
+
+
+def test_bootstrap_is_deterministic_for_a_seed():
+    first = paired_bootstrap(SYSTEM_A, SYSTEM_B, seed=5)
+    assert paired_bootstrap(SYSTEM_A, SYSTEM_B, seed=5) == first
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "message"),
+    [
+        ([0.1, 0.2], [0.1], "same items"),
+        ([], [], "non-empty"),
+        ([0.1, float("nan")], [0.1, 0.2], "finite"),
+    ],
+)
+def test_bad_input_is_a_clear_error(a, b, message):
+    with pytest.raises(ValueError, match=message):
+        compare_systems(a, b)
