@@ -17,6 +17,8 @@ import torch
 import transformers
 from torch.nn.utils.rnn import pad_sequence
 
+from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
+from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.bertscore.baseline import (
     Baseline,
     compute_baseline,
@@ -147,8 +149,13 @@ class BERTScoreEngine:
         baseline_path: A baseline file of your own; without it bert_score's packaged file
             for ``lang`` and the model is used.
         device: ``None`` picks CUDA when available, else the CPU.
-        dtype: Model weight type, float32 by default.
-        batch_size: Texts per forward pass and pairs per matching batch.
+        dtype: Model weight type: float32 by default (exact); ``"fast"`` is bfloat16 on
+            CPUs with native bf16 and on GPUs that have it (float16 on older GPUs), at
+            about 1e-2 of F1 from float32 (see the README's performance section); any
+            ``torch.dtype`` or its name.
+        batch_size: Most texts per forward pass, pairs per matching batch, and items per
+            micro-batch of :meth:`score_one`.
+        cache: Where token embeddings are kept; the process-wide cache by default.
         use_fast_tokenizer: Load the fast tokenizer class (bert_score's hash notes it).
         trust_remote_code: Allow models with code in their Hub repository.
 
@@ -179,6 +186,7 @@ class BERTScoreEngine:
         batch_size: int = 64,
         use_fast_tokenizer: bool = False,
         trust_remote_code: bool = False,
+        cache: EmbeddingCache | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"Expected `batch_size` to be a positive integer, got {batch_size}.")
@@ -198,6 +206,11 @@ class BERTScoreEngine:
         self.baseline_path = Path(baseline_path) if baseline_path is not None else None
         self.custom_baseline = baseline_path is not None
         self.batch_size = batch_size
+        self._forward_batch_size = batch_size
+        self.cache = cache if cache is not None else shared_cache()
+        self._batcher: MicroBatcher[tuple[str, Reference], BERTScoreResult] = MicroBatcher(
+            self._score_items, max_batch_size=batch_size
+        )
         self.use_fast_tokenizer = use_fast_tokenizer
         self._load_args = {
             "model": model,
@@ -290,40 +303,83 @@ class BERTScoreEngine:
 
     # -- embeddings --------------------------------------------------------------------
 
-    def _embed(self, texts: Sequence[str], all_layers: bool = False) -> dict[str, _TextEmbedding]:
-        """Embeddings of the distinct texts, encoded longest first to limit padding.
+    def _embed(self, texts: Sequence[str]) -> dict[str, _TextEmbedding]:
+        """Token ids, embeddings and weights of the distinct texts.
 
-        Each text's embeddings are ``(length, dim)``, or ``(layers, length, dim)`` with
-        ``all_layers``; L2-normalised in float32 whatever the model's dtype.
+        Ids and embeddings come from the process-wide cache, keyed on the exact text and
+        everything the embeddings depend on, so a text is encoded once per process
+        whatever metric, item or experiment asks for it. Weights depend on the engine's
+        idf table and are looked up afresh.
         """
-        encoder = self.encoder
+        namespace = (self.encoder.cache_key, "bertscore-token-embeddings")
         unique = list(dict.fromkeys(texts))
-        encoded = dict(zip(unique, self.text_encoder.encode_many(unique), strict=True))
-        order = sorted(unique, key=lambda text: len(encoded[text].ids), reverse=True)
-        pad_id = encoder.tokenizer.pad_token_id or 0
-        result: dict[str, _TextEmbedding] = {}
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start : start + self.batch_size]
-            ids = [torch.tensor(encoded[text].ids, dtype=torch.long) for text in batch]
-            input_ids = pad_sequence(ids, batch_first=True, padding_value=pad_id)
-            lengths = torch.tensor([len(row) for row in ids])
-            mask = (torch.arange(input_ids.shape[1]) < lengths.unsqueeze(1)).long()
-            input_ids, mask = input_ids.to(encoder.device), mask.to(encoder.device)
-            with torch.inference_mode():
-                if all_layers:
-                    hidden = torch.stack(encoder.all_hidden_states(input_ids, mask), dim=1)
-                else:
-                    hidden = encoder.hidden_states(input_ids, mask)
-                hidden = hidden.float()
-                hidden = hidden / hidden.norm(dim=-1, keepdim=True)
-            for row, text in enumerate(batch):
-                tokens = encoded[text]
-                result[text] = _TextEmbedding(
-                    encoded=tokens,
-                    embeddings=hidden[row, ..., : len(tokens.ids), :],
-                    weights=torch.tensor(self._weights(tokens.ids), dtype=torch.float32),
+        computed = self.cache.get_or_compute(namespace, unique, self._encode_and_embed)
+        return {
+            text: _TextEmbedding(
+                encoded=encoded,
+                embeddings=embeddings,
+                weights=torch.tensor(self._weights(encoded.ids), dtype=torch.float32),
+            )
+            for text, (encoded, embeddings) in zip(unique, computed, strict=True)
+        }
+
+    def _encode_and_embed(self, texts: list[str]) -> list[tuple[EncodedText, torch.Tensor]]:
+        encoded = self.text_encoder.encode_many(texts)
+        embeddings = self._forward([item.ids for item in encoded])
+        return list(zip(encoded, embeddings, strict=True))
+
+    def _forward(
+        self, id_lists: Sequence[Sequence[int]], all_layers: bool = False
+    ) -> list[torch.Tensor]:
+        """L2-normalised float32 token embeddings of each id list, in order.
+
+        Each is ``(length, dim)``, or ``(layers, length, dim)`` with ``all_layers``. Texts
+        are run longest first so that each batch pads little; on running out of memory
+        the batch is halved and tried again (and stays halved for later calls).
+        """
+        order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]), reverse=True)
+        outputs: list[torch.Tensor] = [torch.empty(0)] * len(id_lists)
+        start = 0
+        while start < len(order):
+            batch = order[start : start + self._forward_batch_size]
+            try:
+                hidden = self._forward_batch([id_lists[i] for i in batch], all_layers)
+            except torch.cuda.OutOfMemoryError:
+                if self._forward_batch_size == 1:
+                    raise
+                self._forward_batch_size //= 2
+                logger.warning(
+                    "Out of memory on a batch of %d texts; retrying with batches of %d.",
+                    len(batch),
+                    self._forward_batch_size,
                 )
-        return result
+                if self.encoder.device.type == "cuda":
+                    torch.cuda.empty_cache()
+                continue
+            for index, embeddings in zip(batch, hidden, strict=True):
+                outputs[index] = embeddings
+            start += len(batch)
+        return outputs
+
+    def _forward_batch(
+        self, id_lists: Sequence[Sequence[int]], all_layers: bool
+    ) -> list[torch.Tensor]:
+        encoder = self.encoder
+        ids = [torch.tensor(row, dtype=torch.long) for row in id_lists]
+        pad_id = encoder.tokenizer.pad_token_id or 0
+        input_ids = pad_sequence(ids, batch_first=True, padding_value=pad_id)
+        lengths = torch.tensor([len(row) for row in ids])
+        mask = (torch.arange(input_ids.shape[1]) < lengths.unsqueeze(1)).long()
+        input_ids, mask = input_ids.to(encoder.device), mask.to(encoder.device)
+        with torch.inference_mode():
+            if all_layers:
+                hidden = torch.stack(encoder.all_hidden_states(input_ids, mask), dim=1)
+            else:
+                hidden = encoder.hidden_states(input_ids, mask)
+            hidden = hidden.float()
+            hidden = hidden / hidden.norm(dim=-1, keepdim=True)
+            # Copies, so that a cached text does not keep its whole batch alive.
+            return [hidden[row, ..., :length, :].clone() for row, length in enumerate(lengths)]
 
     # -- scoring -----------------------------------------------------------------------
 
@@ -391,6 +447,23 @@ class BERTScoreEngine:
             )
         return results
 
+    def score_one(self, candidate: str, reference: Reference) -> BERTScoreResult:
+        """Score one pair, batched with the pairs other threads score at the same time.
+
+        Concurrent calls (Opik's worker threads) are coalesced into one :meth:`score`
+        call by a :class:`~opik_semantic_metrics.batching.microbatch.MicroBatcher`; the
+        result equals ``score([candidate], [reference])[0]`` within float rounding
+        (1e-6), however the calls were grouped.
+
+        Raises:
+            InputError: As :meth:`score`, raised in the caller's thread before batching.
+        """
+        _check_texts([candidate], [reference])
+        return self._batcher.submit((candidate, reference))
+
+    def _score_items(self, items: list[tuple[str, Reference]]) -> list[BERTScoreResult]:
+        return self.score([candidate for candidate, _ in items], [ref for _, ref in items])
+
     def _match_pairs(
         self, pairs: Sequence[tuple[str, str]], embedded: dict[str, _TextEmbedding]
     ) -> tuple[torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
@@ -454,13 +527,20 @@ class BERTScoreEngine:
         dropped at loading, so build the engine with the last layer to score them all.
         """
         _check_texts(candidates, references)
-        embedded = self._embed(candidates + references, all_layers=True)
+        unique = list(dict.fromkeys(candidates + references))
+        encoded = self.text_encoder.encode_many(unique)
+        layered = self._forward([item.ids for item in encoded], all_layers=True)
+        weights = {
+            text: torch.tensor(self._weights(item.ids), dtype=torch.float32)
+            for text, item in zip(unique, encoded, strict=True)
+        }
+        tokens = dict(zip(unique, encoded, strict=True))
+        per_text = dict(zip(unique, layered, strict=True))
         scores = []
         for layer in range(self.num_layers + 1):
 
             def at_layer(text: str, layer: int = layer) -> _TextEmbedding:
-                item = embedded[text]
-                return _TextEmbedding(item.encoded, item.embeddings[layer], item.weights)
+                return _TextEmbedding(tokens[text], per_text[text][layer], weights[text])
 
             result = _greedy_batch(
                 [at_layer(text) for text in candidates], [at_layer(text) for text in references]

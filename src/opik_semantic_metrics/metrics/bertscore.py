@@ -54,8 +54,10 @@ class BERTScore(base_metric.BaseMetric):
             ``<name>_recall``.
         track: Track the metric's calls in Opik.
         project_name: Opik project for the tracked calls.
-        batch_size: Texts per forward pass in :meth:`score_batch`.
-        dtype: Model weight type (float32 by default).
+        batch_size: Most texts per forward pass, and most concurrent :meth:`score` calls
+            coalesced into one batch.
+        dtype: Model weight type: float32 by default; ``"fast"`` for bfloat16/float16
+            where the hardware has it (see the README for its deviation).
         idf_references: References to fit idf on at construction.
 
     Example:
@@ -108,7 +110,7 @@ class BERTScore(base_metric.BaseMetric):
     def score(
         self, output: str, reference: str | Sequence[str], **ignored_kwargs: Any
     ) -> list[score_result.ScoreResult]:
-        """Score one output.
+        """Score one output; concurrent calls from Opik's threads share forward passes.
 
         Args:
             output: The text to evaluate.
@@ -123,7 +125,11 @@ class BERTScore(base_metric.BaseMetric):
             MetricComputationError: ``output`` is not a string, or ``reference`` is not a
                 string or a non-empty list of strings.
         """
-        return self.score_batch([output], [reference])[0]
+        try:
+            result = self.engine.score_one(output, reference)
+        except InputError as error:
+            raise MetricComputationError(f"{type(self).__name__}: {error}") from error
+        return self._score_results(result)
 
     def score_batch(
         self, outputs: Sequence[str], references: Sequence[str | Sequence[str]]

@@ -111,17 +111,45 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     return torch.device(device)
 
 
-def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:
-    """``None`` is float32; strings such as ``"bf16"`` or ``"float16"`` are accepted."""
+def fast_dtype(device: torch.device) -> torch.dtype:
+    """The fastest 16-bit type with native support on ``device``, else float32.
+
+    bfloat16 on GPUs that have it (float16 on older ones), and on CPUs with native bf16
+    instructions (AVX-512 BF16, AMX); float32 on CPUs without, where bf16 is emulated
+    and slower than float32.
+    """
+    if device.type == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    native_bf16 = (
+        torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
+    )
+    if device.type == "cpu" and native_bf16:
+        return torch.bfloat16
+    return torch.float32
+
+
+def resolve_dtype(
+    dtype: str | torch.dtype | None, device: torch.device | None = None
+) -> torch.dtype:
+    """``None`` is float32; ``"fast"`` is :func:`fast_dtype` of ``device``; strings such
+    as ``"bf16"`` or ``"float16"`` are accepted.
+
+    Example:
+        >>> resolve_dtype("bf16"), resolve_dtype(None)
+        (torch.bfloat16, torch.float32)
+    """
     if dtype is None:
         return torch.float32
     if isinstance(dtype, torch.dtype):
         return dtype
+    if dtype == "fast":
+        return fast_dtype(device if device is not None else resolve_device(None))
     try:
         return _DTYPES[dtype.lower()]
     except KeyError:
         raise ValueError(
-            f"Expected `dtype` to be one of {sorted(_DTYPES)} or a torch.dtype, got {dtype!r}."
+            f"Expected `dtype` to be 'fast', one of {sorted(_DTYPES)} or a torch.dtype, "
+            f"got {dtype!r}."
         ) from None
 
 
@@ -209,6 +237,7 @@ class LoadedEncoder:
 
     Attributes:
         name: Canonical model name (for hashes and metadata).
+        location: The directory or Hub id it was loaded from.
         layer: The layer :meth:`hidden_states` returns (0 = embeddings).
         num_layers: Number of layers of the checkpoint.
         device: Where the model lives.
@@ -219,6 +248,7 @@ class LoadedEncoder:
     """
 
     name: str
+    location: str
     layer: int
     num_layers: int
     device: torch.device
@@ -231,6 +261,12 @@ class LoadedEncoder:
     # Fast tokenizers keep truncation settings in shared Rust state that may not be
     # changed from two threads at once ("Already borrowed"); calls are serialised.
     tokenizer_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def cache_key(self) -> tuple[str, int, str, str, bool]:
+        """Everything this encoder's outputs depend on, for embedding-cache namespaces."""
+        device, dtype = str(self.device), str(self.dtype)
+        return (self.location, self.layer, device, dtype, self.use_fast_tokenizer)
 
     def hidden_states(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """Hidden states of :attr:`layer`, shape ``(batch, length, width)``."""
@@ -289,7 +325,7 @@ def load_encoder(
     """
     source = resolve_model_source(model)
     torch_device = resolve_device(device)
-    torch_dtype = resolve_dtype(dtype)
+    torch_dtype = resolve_dtype(dtype, torch_device)
     try:
         config = load_config(source.location, trust_remote_code)
     except (OSError, ValueError) as error:
@@ -341,6 +377,7 @@ def _load(
         max_length = FALLBACK_MAX_LENGTH
     return LoadedEncoder(
         name=source.name,
+        location=source.location,
         layer=layer,
         num_layers=num_layers,
         device=device,

@@ -1,0 +1,156 @@
+"""A bounded, thread-safe cache of per-text embeddings.
+
+References and sources repeat: across the items of a dataset, across the metrics of one
+experiment, and across experiments run on the same dataset. Their embeddings depend only
+on the model, its settings and the text, so each is computed once and kept, keyed on the
+exact ``(namespace, text)``: the namespace names everything the embedding depends on
+(model location, layer, device, dtype, what is stored), the text is the text itself,
+never a hash or a truncated form of it, so a hit is always a true hit.
+
+The cache is bounded in bytes and forgets the least recently used entries first.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, TypeVar
+
+import torch
+
+ValueT = TypeVar("ValueT")
+
+#: Default bound of the process-wide cache.
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+
+
+def size_in_bytes(value: Any) -> int:
+    """Bytes held by a tensor, or by the tensors in a tuple, list or dataclass."""
+    if isinstance(value, torch.Tensor):
+        return value.element_size() * value.nelement()
+    if isinstance(value, (tuple, list)):
+        return sum(size_in_bytes(part) for part in value)
+    fields = getattr(value, "__dataclass_fields__", None)
+    if fields is not None:
+        return sum(size_in_bytes(getattr(value, name)) for name in fields)
+    return 0
+
+
+class EmbeddingCache:
+    """Least-recently-used cache of per-text values, bounded in bytes.
+
+    Args:
+        max_bytes: Largest total size of the cached values (see :func:`size_in_bytes`);
+            0 disables caching.
+
+    Example:
+        >>> cache = EmbeddingCache()
+        >>> compute = lambda texts: [torch.tensor([float(len(text))]) for text in texts]
+        >>> [t.item() for t in cache.get_or_compute(("demo",), ["ab", "abc", "ab"], compute)]
+        [2.0, 3.0, 2.0]
+        >>> [t.item() for t in cache.get_or_compute(("demo",), ["abc", "abcd"], compute)]
+        [3.0, 4.0]
+        >>> cache.hits, cache.misses
+        (1, 3)
+    """
+
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        if max_bytes < 0:
+            raise ValueError(f"Expected `max_bytes` >= 0, got {max_bytes}.")
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[tuple[Hashable, str], tuple[Any, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        #: Distinct texts served from the cache, and distinct texts computed, per call.
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def bytes_used(self) -> int:
+        """Total size of the cached values."""
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        """Forget every entry (the hit and miss counts stay)."""
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
+
+    def get_or_compute(
+        self,
+        namespace: Hashable,
+        texts: Sequence[str],
+        compute: Callable[[list[str]], Sequence[ValueT]],
+    ) -> list[ValueT]:
+        """The values of ``texts``, computing only the distinct texts not cached.
+
+        Args:
+            namespace: Everything the values depend on besides the text.
+            texts: The texts, repeats allowed.
+            compute: Takes a list of distinct texts, returns one value per text, in order.
+                Called once at most, without the lock held.
+
+        Returns:
+            One value per text of ``texts``, in order.
+        """
+        found: dict[str, ValueT] = {}
+        with self._lock:
+            for text in dict.fromkeys(texts):
+                entry = self._entries.get((namespace, text))
+                if entry is not None:
+                    self._entries.move_to_end((namespace, text))
+                    found[text] = entry[0]
+                    self.hits += 1
+        missing = [text for text in dict.fromkeys(texts) if text not in found]
+        if missing:
+            values = list(compute(missing))
+            if len(values) != len(missing):
+                raise RuntimeError(f"compute returned {len(values)} values for {len(missing)}.")
+            found.update(zip(missing, values, strict=True))
+            self._store(namespace, missing, values)
+        return [found[text] for text in texts]
+
+    def _store(self, namespace: Hashable, texts: list[str], values: list[Any]) -> None:
+        with self._lock:
+            self.misses += len(texts)
+            for text, value in zip(texts, values, strict=True):
+                size = size_in_bytes(value)
+                if size > self.max_bytes:
+                    continue
+                previous = self._entries.pop((namespace, text), None)
+                if previous is not None:
+                    self._bytes -= previous[1]
+                self._entries[(namespace, text)] = (value, size)
+                self._bytes += size
+            self._evict()
+
+    def resize(self, max_bytes: int) -> None:
+        """Change the bound (0 turns caching off), forgetting entries beyond it."""
+        if max_bytes < 0:
+            raise ValueError(f"Expected `max_bytes` >= 0, got {max_bytes}.")
+        with self._lock:
+            self.max_bytes = max_bytes
+            self._evict()
+
+    def _evict(self) -> None:
+        """Forget least recently used entries until within the bound (lock held)."""
+        while self._bytes > self.max_bytes:
+            _key, (_value, size) = self._entries.popitem(last=False)
+            self._bytes -= size
+
+
+_shared: EmbeddingCache | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_cache() -> EmbeddingCache:
+    """The process-wide cache every engine uses (created on first use)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = EmbeddingCache()
+        return _shared
