@@ -12,8 +12,8 @@ import json
 
 import pytest
 import torch
-from conftest import FIXTURES
 
+from conftest import FIXTURES
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 
 ORACLE = json.loads((FIXTURES / "bertscore_transformers4" / "oracle.json").read_text("utf-8"))

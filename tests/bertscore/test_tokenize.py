@@ -14,8 +14,8 @@ import json
 
 import pytest
 from bert_score.utils import get_tokenizer, sent_encode
-from conftest import FIXTURES
 
+from conftest import FIXTURES
 from opik_semantic_metrics.bertscore.tokenize import TextEncoder, needs_prefix_space
 from opik_semantic_metrics.models.loading import load_encoder
 
