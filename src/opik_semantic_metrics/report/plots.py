@@ -12,7 +12,13 @@ import io
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from matplotlib.figure import Figure
+
+try:
+    from matplotlib.figure import Figure
+except ImportError as error:  # matplotlib is an optional dependency
+    raise ImportError(
+        "Plots need matplotlib: pip install 'opik-semantic-metrics[report]'."
+    ) from error
 
 #: One colour per system, in order (matplotlib's "tab10" palette).
 SYSTEM_COLORS = (
