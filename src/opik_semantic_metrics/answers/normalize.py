@@ -185,7 +185,9 @@ _SCALES = {
 # Exact arithmetic with room for MAX_DIGITS digits, a 4-digit exponent and a scale.
 _DECIMAL_CONTEXT = Context(prec=MAX_DIGITS + 20, Emax=10**6, Emin=-(10**6))
 
-_DIGITS = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+# Bounded repeats: a run of digits longer than any answer's fails after a few steps
+# instead of being matched and backtracked over in full.
+_DIGITS = r"(?:\d{1,3}(?:,\d{3}){1,20}(?:\.\d{1,60})?|\d{1,60}(?:\.\d{1,60})?|\.\d{1,60})"
 _WHOLE_NUMBER = re.compile(
     rf"(?P<currency>[$€£¥₹])?\s*(?P<sign>[-+])?\s*(?P<currency_after_sign>[$€£¥₹])?\s*"
     rf"(?P<digits>{_DIGITS})(?:e(?P<exponent>[-+]?\d{{1,4}}))?(?P<rest>.*)",
@@ -195,6 +197,7 @@ _PERCENT_WORD = re.compile(r"\s*(?:%|percent\b|per cent\b|pct\b)")
 _SCALE_WORD = re.compile(r"\s*(?P<scale>thousand|million|billion|bn|trillion)\b")
 _NUMBER_IN_TEXT = re.compile(
     rf"(?<![\w.,])(?P<sign>[-+])?(?P<digits>{_DIGITS})(?:e(?P<exponent>[-+]?\d{{1,4}}))?"
+    r"(?![.,]?\d)"  # not a piece of "1.2.3" or of "12,8"
     rf"(?P<scale>\s*(?:thousand|million|billion|bn|trillion)\b)?"
     rf"(?P<percent>\s*(?:%|percent\b|per cent\b|pct\b))?"
 )

@@ -244,6 +244,7 @@ def _guarded(call: Callable[[str, str], Any], name: str) -> SemanticScorer:
             )
         return value
 
+    scorer.__name__ = name  # what reports call the scorer
     return scorer
 
 
