@@ -51,6 +51,8 @@ from decimal import Context, Decimal
 #: other punctuation is removed; they are deleted from the input first.
 _KEPT_MINUS = "\ue000"
 _KEPT_POINT = "\ue001"
+#: Marks a joining hyphen until the two forms are cut from one normalised text.
+_JOINER = "\ue002"
 
 _CHARACTER_MAP = str.maketrans(
     {
@@ -59,6 +61,7 @@ _CHARACTER_MAP = str.maketrans(
         **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212", "-"),
         _KEPT_MINUS: None,
         _KEPT_POINT: None,
+        _JOINER: None,
     }
 )
 
@@ -71,8 +74,10 @@ _SIGN_MINUS = re.compile(r"-(?<![\w.]-)(?=[$€£¥₹]?\.?\d)")
 _DECIMAL_POINT = re.compile(r"\.(?<=\d\.)(?=\d)")
 _JOINING_PERIOD = re.compile(rf"\.(?<={_LETTER}\.)(?={_LETTER})")
 _JOINING_HYPHEN = re.compile(rf"-(?:(?<={_LETTER}-)(?=\w)|(?<=\w-)(?={_LETTER}))")
-_OTHER_PUNCTUATION = re.compile(rf"[^\w\s{_SYMBOLS}{_KEPT_MINUS}{_KEPT_POINT}]|_")
+_OTHER_PUNCTUATION = re.compile(rf"[^\w\s{_SYMBOLS}{_KEPT_MINUS}{_KEPT_POINT}{_JOINER}]|_")
 _GLUED = re.compile(rf"(?<=\d)(?=[^\W\d_]|[{_SYMBOLS}])|(?<=[{_SYMBOLS}])(?=[\w{_KEPT_MINUS}])")
+# A text without any of these has nothing for _GLUED to split.
+_GLUE_HINTS = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", *_SYMBOLS)
 _LEADING_ARTICLE = re.compile(r"^(?:the|an|a) (?=\w\w)")
 
 #: Units written several ways, and the one spelling each is normalised to. They are
@@ -147,18 +152,18 @@ def normal_forms(text: str) -> NormalForms:
     hyphens = 0
     if "-" in text:
         text = _SIGN_MINUS.sub(_KEPT_MINUS, text)
+        text, hyphens = _JOINING_HYPHEN.subn(_JOINER, text)
+    if any(character in text for character in _GLUE_HINTS):
         text = _GLUED.sub(" ", text)
-        joined_text, hyphens = _JOINING_HYPHEN.subn("", text)
-    else:
-        joined_text = text = _GLUED.sub(" ", text)
-    joined = _finish(joined_text)
-    spaced = _finish(_JOINING_HYPHEN.sub(" ", text)) if hyphens else joined
-    return NormalForms(joined, spaced)
-
-
-def _finish(text: str) -> str:
-    """Steps 5 (rest) to 7 on a text whose hyphens have been decided."""
     text = _OTHER_PUNCTUATION.sub(" ", text).replace(_KEPT_MINUS, "-").replace(_KEPT_POINT, ".")
+    if not hyphens:
+        joined = spaced = _tidy(text)
+        return NormalForms(joined, spaced)
+    return NormalForms(_tidy(text.replace(_JOINER, "")), _tidy(text.replace(_JOINER, " ")))
+
+
+def _tidy(text: str) -> str:
+    """Step 7, and the unit spellings of step 6, on a text whose hyphens are decided."""
     text = " ".join(text.split())
     if any(hint in text for hint in _UNIT_HINTS):
         text = _UNIT_SPELLING.sub(lambda found: _UNIT_CANONICAL[found.group()], text)

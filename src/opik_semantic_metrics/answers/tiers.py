@@ -52,6 +52,7 @@ Bad input (the engine's contract; the Opik metric turns :class:`InputError` into
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -185,16 +186,26 @@ class _Element:
     nested: tuple[_Element, ...] | None = None
 
 
-@dataclass(frozen=True)
 class _Answer:
-    """One side of a comparison, read once."""
+    """One side of a comparison, read once; the normal forms only when a tier needs them."""
 
-    text: str
-    forms: NormalForms
-    number: ParsedNumber | None
-    items: tuple[ListItem, ...] | None = None
-    list_like: bool = False
-    list_problem: str | None = None
+    def __init__(
+        self,
+        text: str,
+        number: ParsedNumber | None,
+        items: tuple[ListItem, ...] | None = None,
+        list_like: bool = False,
+        list_problem: str | None = None,
+    ) -> None:
+        self.text = text
+        self.number = number
+        self.items = items
+        self.list_like = list_like
+        self.list_problem = list_problem
+
+    @functools.cached_property
+    def forms(self) -> NormalForms:
+        return normal_forms(self.text)
 
 
 @dataclass
@@ -343,7 +354,9 @@ class AnswerMatcher:
                 gold_not_answerable=gold_not_answerable,
             )
         answer = _read_answer(output, "output")
-        abstained = self._abstains(answer)
+        exact = gold is not None and answer.text == gold.text
+        # An exact match has the gold's text: its normal forms are already known.
+        abstained = self._abstains(gold if exact and gold is not None else answer)
         if abstained:
             outcome.flags.append("output_abstained")
 
@@ -360,7 +373,7 @@ class AnswerMatcher:
             )
 
         if gold is not None:
-            if answer.text == gold.text:
+            if exact:
                 return result(True, "exact", "Exact match (surrounding whitespace ignored).")
             # Lists that were read are compared item by item (tier 4): their texts in
             # normal form would equate ['a b'] with ['a', 'b'].
@@ -620,20 +633,18 @@ def _read_answer(value: object, side: str) -> _Answer:
         text = value.strip()
         number = parse_number(text)
         if not looks_like_list(text):
-            return _Answer(text, normal_forms(text), number)
+            return _Answer(text, number)
         reading = read_list_literal(text)
-        forms = normal_forms(text)
-        return _Answer(text, forms, number, reading.items, True, reading.problem)
+        return _Answer(text, number, reading.items, True, reading.problem)
     if isinstance(value, int | float):
         number = number_from_value(value)
         if number is None:
             raise InputError(f"Expected the {side} to be a number of at most 60 digits.")
-        text = repr(value)
-        return _Answer(text, normal_forms(text), number)
+        return _Answer(repr(value), number)
     if isinstance(value, list | tuple):
         items = items_from_value(value)
         text = repr(list(value))
-        return _Answer(text, normal_forms(text), None, items, list_like=True)
+        return _Answer(text, None, items, list_like=True)
     raise InputError(
         f"Expected the {side} to be a string, a number, a list or None, got {type(value).__name__}."
     )
