@@ -184,7 +184,8 @@ def markdown_report(
     lines.append(
         f"{scored} items scored"
         + (f", {len(summary.failed)} failed to score (listed at the end)" if summary.failed else "")
-        + ". Each row adds one matching tier to the rows above it."
+        + ". Each row adds one matching tier to the rows above it; # is an item's position"
+        " in the input, from 0."
     )
     lines += ["", "| Matching | Correct | Accuracy | Gain |", "|---|---:|---:|---:|"]
     previous = None
