@@ -153,8 +153,12 @@ class BERTScoreEngine:
             CPUs with native bf16 and on GPUs that have it (float16 on older GPUs), at
             about 1e-2 of F1 from float32 (see the README's performance section); any
             ``torch.dtype`` or its name.
-        batch_size: Most texts per forward pass, pairs per matching batch, and items per
-            micro-batch of :meth:`score_one`.
+        batch_size: Most texts per forward pass and pairs per matching batch.
+        micro_batch_size: Most concurrent :meth:`score_one` calls run as one batch. Kept
+            smaller than a whole-list batch on purpose: while one group of Opik's worker
+            threads waits on a forward pass, the others do Opik's per-item work, so the
+            cores stay busy; 8 was fastest with 16 Opik threads on 2 CPU cores
+            (``benchmarks/bertscore_throughput.py``).
         cache: Where token embeddings are kept; the process-wide cache by default.
         use_fast_tokenizer: Load the fast tokenizer class (bert_score's hash notes it).
         trust_remote_code: Allow models with code in their Hub repository.
@@ -186,6 +190,7 @@ class BERTScoreEngine:
         batch_size: int = 64,
         use_fast_tokenizer: bool = False,
         trust_remote_code: bool = False,
+        micro_batch_size: int = 8,
         cache: EmbeddingCache | None = None,
     ) -> None:
         if batch_size < 1:
@@ -208,8 +213,8 @@ class BERTScoreEngine:
         self.batch_size = batch_size
         self._forward_batch_size = batch_size
         self.cache = cache if cache is not None else shared_cache()
-        self._batcher: MicroBatcher[tuple[str, Reference], BERTScoreResult] = MicroBatcher(
-            self._score_items, max_batch_size=batch_size
+        self.batcher: MicroBatcher[tuple[str, Reference], BERTScoreResult] = MicroBatcher(
+            self._score_items, max_batch_size=micro_batch_size
         )
         self.use_fast_tokenizer = use_fast_tokenizer
         self._load_args = {
@@ -459,7 +464,7 @@ class BERTScoreEngine:
             InputError: As :meth:`score`, raised in the caller's thread before batching.
         """
         _check_texts([candidate], [reference])
-        return self._batcher.submit((candidate, reference))
+        return self.batcher.submit((candidate, reference))
 
     def _score_items(self, items: list[tuple[str, Reference]]) -> list[BERTScoreResult]:
         return self.score([candidate for candidate, _ in items], [ref for _, ref in items])

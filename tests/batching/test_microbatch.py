@@ -1,0 +1,84 @@
+"""MicroBatcher: concurrent submits are coalesced, and each caller gets its own outcome."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from opik_semantic_metrics.batching.microbatch import MicroBatcher
+
+
+class SlowSquarer:
+    """A batch function that takes a little time per call, like a forward pass."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[int]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, items: list[int]) -> list[int]:
+        with self._lock:
+            self.batches.append(list(items))
+        time.sleep(0.01)
+        if any(item < 0 for item in items):
+            raise ValueError(f"negative item in {items}")
+        return [item * item for item in items]
+
+
+def test_sixteen_threads_are_coalesced_and_each_gets_its_own_result():
+    process = SlowSquarer()
+    batcher = MicroBatcher(process, max_batch_size=8)
+    with ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(batcher.submit, range(400)))
+    assert results == [item * item for item in range(400)]
+    assert sorted(item for batch in process.batches for item in batch) == list(range(400))
+    assert max(len(batch) for batch in process.batches) <= 8
+    assert len(process.batches) < 400 / 3  # coalescing really happened
+    assert (batcher.batches_run, batcher.items_run) == (len(process.batches), 400)
+
+
+def test_one_failing_item_fails_only_its_caller():
+    process = SlowSquarer()
+    batcher = MicroBatcher(process, max_batch_size=16)
+    items = [*range(1, 32), -5]
+
+    def outcome(item: int) -> int | str:
+        try:
+            return batcher.submit(item)
+        except ValueError as error:
+            return str(error)
+
+    with ThreadPoolExecutor(16) as pool:
+        outcomes = dict(zip(items, pool.map(outcome, items), strict=True))
+    assert outcomes.pop(-5) == "negative item in [-5]"
+    assert outcomes == {item: item * item for item in range(1, 32)}
+
+
+def test_a_lone_caller_does_not_wait_for_company():
+    batcher = MicroBatcher(lambda items: [item + 1 for item in items], max_wait_s=30.0)
+    done = threading.Event()
+    results = []
+
+    def call_in_sequence() -> None:
+        results.extend(batcher.submit(item) for item in range(5))
+        done.set()
+
+    threading.Thread(target=call_in_sequence, daemon=True).start()
+    # With a 30 s bound, a caller that waited for company would not finish in 5 s.
+    assert done.wait(5.0)
+    assert results == [1, 2, 3, 4, 5]
+    assert batcher.batches_run == 5
+
+
+def test_wrong_number_of_results_is_an_error_not_a_misaligned_answer():
+    batcher = MicroBatcher(lambda items: [0] * (len(items) + 1))
+    with pytest.raises(RuntimeError, match="2 results for 1 items"):
+        batcher.submit(1)
+
+
+@pytest.mark.parametrize(("size", "wait"), [(0, 0.0), (4, -1.0)])
+def test_bad_bounds_are_refused(size, wait):
+    with pytest.raises(ValueError):
+        MicroBatcher(lambda items: items, max_batch_size=size, max_wait_s=wait)

@@ -1,0 +1,126 @@
+"""BERTScore does not depend on how items are batched, cached or threaded.
+
+Batched, micro-batched from 16 threads and one-at-a-time scores are equal within 1e-6,
+repeated texts are encoded once, running out of memory halves the batch, and every
+metric instance shares one model copy.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import torch
+
+from opik_semantic_metrics import BERTScore
+from opik_semantic_metrics.batching.cache import EmbeddingCache
+from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+from opik_semantic_metrics.models.loading import LoadedEncoder
+
+TOLERANCE = 1e-6
+
+
+def _table(results) -> torch.Tensor:
+    return torch.tensor([[r.precision, r.recall, r.f1] for r in results], dtype=torch.float64)
+
+
+@pytest.fixture(scope="module")
+def pairs(stsb_pairs) -> tuple[list[str], list[str]]:
+    return [first for first, _, _ in stsb_pairs[:120]], [
+        second for _, second, _ in stsb_pairs[:120]
+    ]
+
+
+def test_batched_micro_batched_and_one_at_a_time_agree(pairs):
+    candidates, references = pairs
+    batched = _table(
+        BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache()).score(
+            candidates, references
+        )
+    )
+    threaded_engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache())
+    with ThreadPoolExecutor(16) as pool:
+        threaded = _table(pool.map(threaded_engine.score_one, candidates, references))
+    assert threaded_engine.batcher.batches_run < len(candidates)  # really coalesced
+    single_engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache(0))
+    one_at_a_time = _table(
+        single_engine.score([candidate], [reference])[0]
+        for candidate, reference in zip(candidates, references, strict=True)
+    )
+    assert (threaded - batched).abs().max().item() <= TOLERANCE
+    assert (one_at_a_time - batched).abs().max().item() <= TOLERANCE
+
+
+def test_shuffled_input_gives_the_same_scores(pairs):
+    candidates, references = pairs
+    engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache())
+    order = torch.randperm(len(candidates), generator=torch.Generator().manual_seed(0)).tolist()
+    shuffled = _table(engine.score([candidates[i] for i in order], [references[i] for i in order]))
+    straight = _table(engine.score(candidates, references))
+    assert (shuffled - straight[order]).abs().max().item() <= TOLERANCE
+
+
+def test_repeated_references_are_encoded_once_across_engines(pairs):
+    candidates, references = pairs
+    cache = EmbeddingCache()
+    first = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=cache)
+    first.score(candidates[:40], references[:40])
+    computed = cache.misses
+    assert computed == len(set(candidates[:40] + references[:40]))
+    # A second experiment: new outputs against the same references, in another engine.
+    second = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=cache)
+    second.score(candidates[40:80], references[:40])
+    assert cache.misses - computed == len(
+        set(candidates[40:80]) - set(candidates[:40] + references[:40])
+    )
+    assert cache.hits >= len(set(references[:40]))
+
+
+def test_out_of_memory_halves_the_batch_and_keeps_the_scores(pairs, monkeypatch):
+    candidates, references = pairs
+    expected = _table(
+        BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache()).score(
+            candidates[:30], references[:30]
+        )
+    )
+    real_forward = LoadedEncoder.hidden_states
+
+    def forward_with_little_memory(self, input_ids, attention_mask):
+        # No CPU test can exhaust a GPU: raise what CUDA raises when a batch is too big.
+        if input_ids.shape[0] > 8:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
+        return real_forward(self, input_ids, attention_mask)
+
+    monkeypatch.setattr(LoadedEncoder, "hidden_states", forward_with_little_memory)
+    engine = BERTScoreEngine(
+        "all-MiniLM-L6-v2", device="cpu", batch_size=32, cache=EmbeddingCache()
+    )
+    got = _table(engine.score(candidates[:30], references[:30]))
+    assert engine._forward_batch_size == 8
+    assert (got - expected).abs().max().item() <= TOLERANCE
+
+
+def test_every_metric_instance_shares_one_model_copy():
+    metrics = [BERTScore(model="all-MiniLM-L6-v2", device="cpu", track=False) for _ in range(3)]
+    metrics.append(
+        BERTScore(
+            model="sentence-transformers/all-MiniLM-L6-v2", device="cpu", track=False, idf=True
+        )
+    )
+    encoders = {id(metric.engine.encoder) for metric in metrics}
+    assert len(encoders) == 1
+
+
+def test_fast_mode_is_bf16_here_and_close_to_float32(pairs):
+    candidates, references = pairs
+    fast = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", dtype="fast", cache=EmbeddingCache())
+    if fast.encoder.dtype == torch.float32:
+        pytest.skip("this CPU has no native bf16: the fast mode is float32 here")
+    exact = _table(
+        BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache()).score(
+            candidates, references
+        )
+    )
+    approximate = _table(fast.score(candidates, references))
+    assert fast.encoder.dtype == torch.bfloat16
+    assert 0 < (approximate - exact).abs().max().item() <= 2e-2

@@ -1,0 +1,49 @@
+"""Scores equal bert_score's on empty, whitespace-only and prefix-sensitive pairs.
+
+bert_score 0.3.13 crashes on empty texts under transformers 5 and loses the RoBERTa prefix
+space there, so its values were recorded under transformers 4 by
+``fixtures/bertscore_transformers4/make_oracle.py``, one pair at a time, on the packaged
+MiniLM and on the tiny models stored beside them.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from conftest import FIXTURES
+from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+
+ORACLE = json.loads((FIXTURES / "bertscore_transformers4" / "oracle.json").read_text("utf-8"))
+CANDIDATES = [candidate for candidate, _reference in ORACLE["score_pairs"]]
+REFERENCES = [reference for _candidate, reference in ORACLE["score_pairs"]]
+MODELS = {
+    "minilm": ("all-MiniLM-L6-v2", 6),
+    "bert": (str(FIXTURES / "tiny_models" / "bert"), 2),
+    "roberta": (str(FIXTURES / "tiny_models" / "roberta"), 2),
+    "roberta-prefix": (str(FIXTURES / "tiny_models" / "roberta-prefix"), 2),
+}
+
+
+@pytest.mark.parametrize("idf", [False, True], ids=["no-idf", "idf"])
+@pytest.mark.parametrize("family", sorted(MODELS))
+def test_scores_equal_bert_score_under_transformers_4(family, idf):
+    model, layer = MODELS[family]
+    engine = BERTScoreEngine(model, layer, device="cpu", idf=idf)
+    if idf:
+        engine.fit_idf(REFERENCES)  # bert_score fits idf on the references of the call
+    results = engine.score(CANDIDATES, REFERENCES)
+    ours = torch.tensor([[r.precision, r.recall, r.f1] for r in results], dtype=torch.float64)
+    oracle = torch.tensor(ORACLE["scores"][f"{family}/{'idf' if idf else 'no-idf'}"])
+    assert (ours - oracle).abs().max().item() <= 1e-5
+
+
+def test_empty_pairs_score_zero_and_are_flagged():
+    results = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu").score(CANDIDATES, REFERENCES)
+    for (candidate, reference), result in zip(ORACLE["score_pairs"], results, strict=True):
+        empty = not candidate.strip() or not reference.strip()
+        assert (result.candidate_empty or result.reference_empty) == empty
+        if empty:
+            assert (result.precision, result.recall, result.f1) == (0.0, 0.0, 0.0)

@@ -1,0 +1,75 @@
+"""Token ids equal bert_score's ``sent_encode`` where bert_score works as designed.
+
+The prefix space decides the score for byte-level BPE tokenizers ("OK" and " OK" are
+different tokens). bert_score adds it by passing ``add_prefix_space=True`` to the
+tokenizer, which transformers 5 ignores: under transformers 5 bert_score itself loses the
+space. The oracle is therefore bert_score 0.3.13 under transformers 4, recorded with the
+tiny models it ran on by ``fixtures/bertscore_transformers4/make_oracle.py``: RoBERTa-style
+with and without a tokenizer-side prefix space, GPT-2-style, and WordPiece.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from bert_score.utils import get_tokenizer, sent_encode
+
+from conftest import FIXTURES
+from opik_semantic_metrics.bertscore.tokenize import TextEncoder, needs_prefix_space
+from opik_semantic_metrics.models.loading import load_encoder
+
+ORACLE = json.loads((FIXTURES / "bertscore_transformers4" / "oracle.json").read_text("utf-8"))
+FAMILIES = sorted(ORACLE["ids"])
+
+
+def _text_encoder(family: str) -> TextEncoder:
+    encoder = load_encoder(str(FIXTURES / "tiny_models" / family), device="cpu")
+    return TextEncoder(encoder.tokenizer, encoder.max_length)
+
+
+def test_every_tokenizer_family_is_covered():
+    assert FAMILIES == ["bert", "gpt2", "roberta", "roberta-prefix"]
+    assert ORACLE["versions"]["bert_score"] == "0.3.13"
+    assert ORACLE["versions"]["transformers"].startswith("4.")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_ids_equal_bert_score_under_transformers_4(family):
+    text_encoder = _text_encoder(family)
+    for text, expected in zip(ORACLE["id_texts"], ORACLE["ids"][family], strict=True):
+        assert text_encoder.encode(text).ids == tuple(expected), repr(text)
+
+
+def test_ok_gets_its_prefix_space_on_byte_level_bpe():
+    """The case that moves F1 most: " OK" and "OK" are different tokens."""
+    tokenizer = _text_encoder("roberta").tokenizer
+    assert tokenizer.tokenize("OK") != tokenizer.tokenize(" OK")
+    ok = ORACLE["id_texts"].index("OK")
+    assert ORACLE["ids"]["roberta"][ok] == tokenizer.encode(" OK")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_prefix_space_is_decided_by_behaviour(family):
+    # Byte-level BPE that does not add the space itself needs one; the others do not.
+    assert needs_prefix_space(_text_encoder(family).tokenizer) == (family in {"roberta", "gpt2"})
+
+
+def test_bert_score_loses_the_prefix_space_under_transformers_5():
+    """Why the oracle above was recorded under transformers 4."""
+    import transformers
+
+    if int(transformers.__version__.split(".")[0]) < 5:
+        pytest.skip("transformers 4 honours add_prefix_space=True")
+    tokenizer = get_tokenizer(str(FIXTURES / "tiny_models" / "roberta"), use_fast=False)
+    ok = ORACLE["id_texts"].index("OK")
+    assert sent_encode(tokenizer, "OK") != ORACLE["ids"]["roberta"][ok]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_long_text_is_cut_and_flagged(family):
+    text_encoder = _text_encoder(family)
+    long_text = ORACLE["id_texts"][-1]
+    encoded = text_encoder.encode(long_text)
+    assert encoded.truncated and len(encoded.ids) == text_encoder.max_length
+    assert not text_encoder.encode("OK").truncated
