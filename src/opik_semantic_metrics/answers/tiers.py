@@ -321,8 +321,8 @@ class AnswerMatcher:
             output: The model's answer: a string, a number, a list, or ``None``.
             reference: The gold answer: a string, a number, a list, or ``None`` (not
                 answerable).
-            answer_format: ``Str``, ``Int``, ``Float``, ``List``, ``None`` (a not
-                answerable question, as in MMESGBench), or ``None`` (unknown).
+            answer_format: ``"Str"``, ``"Int"``, ``"Float"``, ``"List"``, ``"None"`` (a
+                not answerable question, as in MMESGBench), or Python ``None`` (unknown).
             question: The question, read only to decide whether a list's order matters.
 
         Returns:
