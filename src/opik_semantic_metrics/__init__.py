@@ -5,11 +5,13 @@ Opik; the thin Opik metric classes are in :mod:`opik_semantic_metrics.metrics`.
 """
 
 from opik_semantic_metrics.errors import InputError, ModelUnavailableError
+from opik_semantic_metrics.metrics.answer_match import AnswerMatch
 from opik_semantic_metrics.metrics.bertscore import BERTScore
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnswerMatch",
     "BERTScore",
     "InputError",
     "ModelUnavailableError",

@@ -41,7 +41,7 @@ def test_batched_micro_batched_and_one_at_a_time_agree(pairs):
     threaded_engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache())
     with ThreadPoolExecutor(16) as pool:
         threaded = _table(pool.map(threaded_engine.score_one, candidates, references))
-    assert threaded_engine._batcher.batches_run < len(candidates)  # really coalesced
+    assert threaded_engine.batcher.batches_run < len(candidates)  # really coalesced
     single_engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache(0))
     one_at_a_time = _table(
         single_engine.score([candidate], [reference])[0]

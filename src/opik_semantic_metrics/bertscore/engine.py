@@ -8,6 +8,7 @@ float32 rounding, however the pairs are batched.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -153,8 +154,12 @@ class BERTScoreEngine:
             CPUs with native bf16 and on GPUs that have it (float16 on older GPUs), at
             about 1e-2 of F1 from float32 (see the README's performance section); any
             ``torch.dtype`` or its name.
-        batch_size: Most texts per forward pass, pairs per matching batch, and items per
-            micro-batch of :meth:`score_one`.
+        batch_size: Most texts per forward pass and pairs per matching batch.
+        micro_batch_size: Most concurrent :meth:`score_one` calls run as one batch. Kept
+            smaller than a whole-list batch on purpose: while one group of Opik's worker
+            threads waits on a forward pass, the others do Opik's per-item work, so the
+            cores stay busy; 8 was fastest with 16 Opik threads on 2 CPU cores
+            (``benchmarks/bertscore_throughput.py``).
         cache: Where token embeddings are kept; the process-wide cache by default.
         use_fast_tokenizer: Load the fast tokenizer class (bert_score's hash notes it).
         trust_remote_code: Allow models with code in their Hub repository.
@@ -186,6 +191,7 @@ class BERTScoreEngine:
         batch_size: int = 64,
         use_fast_tokenizer: bool = False,
         trust_remote_code: bool = False,
+        micro_batch_size: int = 8,
         cache: EmbeddingCache | None = None,
     ) -> None:
         if batch_size < 1:
@@ -208,8 +214,8 @@ class BERTScoreEngine:
         self.batch_size = batch_size
         self._forward_batch_size = batch_size
         self.cache = cache if cache is not None else shared_cache()
-        self._batcher: MicroBatcher[tuple[str, Reference], BERTScoreResult] = MicroBatcher(
-            self._score_items, max_batch_size=batch_size
+        self.batcher: MicroBatcher[tuple[str, Reference], BERTScoreResult] = MicroBatcher(
+            self._score_items, max_batch_size=micro_batch_size
         )
         self.use_fast_tokenizer = use_fast_tokenizer
         self._load_args = {
@@ -289,17 +295,24 @@ class BERTScoreEngine:
         self.idf_table = fit_idf(encoded.ids for encoded in self.text_encoder.encode_many(corpus))
         return self.idf_table
 
-    def _weights(self, ids: Sequence[int]) -> list[float]:
-        if not self.idf:
-            tokenizer = self.encoder.tokenizer
-            # bert_score zeroes exactly these two ids when idf is off.
-            return uniform_weights(ids, frozenset({tokenizer.cls_token_id, tokenizer.sep_token_id}))
-        if self.idf_table is None:
+    def _weights(self, encoded: Sequence[EncodedText]) -> list[torch.Tensor]:
+        """Token weights of each text, looked up for all their tokens at once."""
+        if self.idf and self.idf_table is None:
             raise InputError(
                 "idf weights are not fitted: call `fit_idf(references)` on your dataset's "
                 "references first (idf is a corpus-level statistic, never fitted per item)."
             )
-        return self.idf_table.weigh(ids)
+        if not encoded:
+            return []
+        ids = torch.tensor(list(itertools.chain.from_iterable(item.ids for item in encoded)))
+        if self.idf_table is not None and self.idf:
+            weights = self.idf_table.weigh(ids)
+        else:
+            tokenizer = self.encoder.tokenizer
+            # bert_score zeroes exactly these two ids when idf is off (GPT-2 has neither).
+            special = [tokenizer.cls_token_id, tokenizer.sep_token_id]
+            weights = uniform_weights(ids, [token for token in special if token is not None])
+        return list(weights.split([len(item.ids) for item in encoded]))
 
     # -- embeddings --------------------------------------------------------------------
 
@@ -314,13 +327,12 @@ class BERTScoreEngine:
         namespace = (self.encoder.cache_key, "bertscore-token-embeddings")
         unique = list(dict.fromkeys(texts))
         computed = self.cache.get_or_compute(namespace, unique, self._encode_and_embed)
+        weights = self._weights([encoded for encoded, _embeddings in computed])
         return {
-            text: _TextEmbedding(
-                encoded=encoded,
-                embeddings=embeddings,
-                weights=torch.tensor(self._weights(encoded.ids), dtype=torch.float32),
+            text: _TextEmbedding(encoded=encoded, embeddings=embeddings, weights=text_weights)
+            for text, (encoded, embeddings), text_weights in zip(
+                unique, computed, weights, strict=True
             )
-            for text, (encoded, embeddings) in zip(unique, computed, strict=True)
         }
 
     def _encode_and_embed(self, texts: list[str]) -> list[tuple[EncodedText, torch.Tensor]]:
@@ -459,7 +471,7 @@ class BERTScoreEngine:
             InputError: As :meth:`score`, raised in the caller's thread before batching.
         """
         _check_texts([candidate], [reference])
-        return self._batcher.submit((candidate, reference))
+        return self.batcher.submit((candidate, reference))
 
     def _score_items(self, items: list[tuple[str, Reference]]) -> list[BERTScoreResult]:
         return self.score([candidate for candidate, _ in items], [ref for _, ref in items])
@@ -576,10 +588,7 @@ class BERTScoreEngine:
         unique = list(dict.fromkeys(candidates + references))
         encoded = self.text_encoder.encode_many(unique)
         layered = self._forward([item.ids for item in encoded], all_layers=True)
-        weights = {
-            text: torch.tensor(self._weights(item.ids), dtype=torch.float32)
-            for text, item in zip(unique, encoded, strict=True)
-        }
+        weights = dict(zip(unique, self._weights(encoded), strict=True))
         tokens = dict(zip(unique, encoded, strict=True))
         per_text = dict(zip(unique, layered, strict=True))
         scores = []

@@ -11,10 +11,13 @@ per item.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+
+import torch
 
 
 @dataclass(frozen=True)
@@ -25,18 +28,36 @@ class IdfTable:
         >>> table = fit_idf([(1, 5, 2), (1, 6, 6, 2)])
         >>> round(table.weight(5), 4), round(table.weight(1), 4), round(table.weight(9), 4)
         (0.4055, 0.0, 1.0986)
+        >>> [round(weight, 4) for weight in table.weigh(torch.tensor([5, 1, 9])).tolist()]
+        [0.4055, 0.0, 1.0986]
     """
 
     num_documents: int
     weights: dict[int, float] = field(repr=False)
 
+    @property
+    def unseen_weight(self) -> float:
+        """idf of an id that occurs in no reference: ``log(M + 1)``."""
+        return math.log(self.num_documents + 1)
+
     def weight(self, token_id: int) -> float:
         """idf of one token id."""
-        return self.weights.get(token_id, math.log(self.num_documents + 1))
+        return self.weights.get(token_id, self.unseen_weight)
 
-    def weigh(self, ids: Sequence[int]) -> list[float]:
-        """idf of each id of a text."""
-        return [self.weight(token_id) for token_id in ids]
+    def weigh(self, ids: torch.Tensor) -> torch.Tensor:
+        """idf of each id of a 1-D tensor of ids, in one vectorised lookup (float32)."""
+        known, values = self._lookup
+        if known.numel() == 0:
+            return torch.full(ids.shape, self.unseen_weight)
+        position = torch.searchsorted(known, ids).clamp(max=known.numel() - 1)
+        return torch.where(known[position] == ids, values[position], self.unseen_weight)
+
+    @functools.cached_property
+    def _lookup(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The fitted ids, sorted, and their weights, for :meth:`weigh`."""
+        known = sorted(self.weights)
+        weights = [self.weights[token_id] for token_id in known]
+        return torch.tensor(known, dtype=torch.long), torch.tensor(weights, dtype=torch.float32)
 
 
 def fit_idf(encoded_references: Iterable[Sequence[int]]) -> IdfTable:
@@ -53,6 +74,11 @@ def fit_idf(encoded_references: Iterable[Sequence[int]]) -> IdfTable:
     return IdfTable(num_documents=num_documents, weights=weights)
 
 
-def uniform_weights(ids: Sequence[int], zero_ids: frozenset[int | None]) -> list[float]:
-    """Weights without idf: 1 for every token except ``zero_ids`` ([CLS] and [SEP]), 0."""
-    return [0.0 if token_id in zero_ids else 1.0 for token_id in ids]
+def uniform_weights(ids: torch.Tensor, zero_ids: Sequence[int]) -> torch.Tensor:
+    """Weights without idf: 1 for every id except ``zero_ids`` ([CLS] and [SEP]), 0.
+
+    Example:
+        >>> uniform_weights(torch.tensor([101, 5, 102]), [101, 102]).tolist()
+        [0.0, 1.0, 0.0]
+    """
+    return (~torch.isin(ids, torch.tensor(zero_ids, dtype=ids.dtype))).float()

@@ -54,8 +54,9 @@ class BERTScore(base_metric.BaseMetric):
             ``<name>_recall``.
         track: Track the metric's calls in Opik.
         project_name: Opik project for the tracked calls.
-        batch_size: Most texts per forward pass, and most concurrent :meth:`score` calls
-            coalesced into one batch.
+        batch_size: Most texts per forward pass of :meth:`score_batch`.
+        micro_batch_size: Most concurrent :meth:`score` calls (Opik's worker threads)
+            coalesced into one forward pass.
         dtype: Model weight type: float32 by default; ``"fast"`` for bfloat16/float16
             where the hardware has it (see the README for its deviation).
         idf_references: References to fit idf on at construction.
@@ -83,6 +84,7 @@ class BERTScore(base_metric.BaseMetric):
         project_name: str | None = None,
         *,
         batch_size: int = 64,
+        micro_batch_size: int = 8,
         dtype: str | torch.dtype | None = None,
         idf_references: Sequence[str | Sequence[str]] | None = None,
     ) -> None:
@@ -98,6 +100,7 @@ class BERTScore(base_metric.BaseMetric):
             device=device,
             dtype=dtype,
             batch_size=batch_size,
+            micro_batch_size=micro_batch_size,
         )
 
     def fit_idf(self, references: Sequence[str | Sequence[str]]) -> None:

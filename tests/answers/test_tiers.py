@@ -1,0 +1,339 @@
+"""AnswerMatcher: options, flags, the model-free semantic tier, and the bad-input matrix."""
+
+from __future__ import annotations
+
+import difflib
+import math
+
+import pytest
+
+from opik_semantic_metrics.answers.tiers import (
+    DEFAULT_ABSTENTIONS,
+    METHODS,
+    AnswerMatcher,
+    keyword_coverage,
+)
+from opik_semantic_metrics.errors import InputError
+
+SCOPE_GOLD = "Seller reports Scope 1, buyer reports Scope 2"
+SCOPE_VERBOSE = (
+    "The selling organization reports the direct emissions from generating the electricity "
+    "under scope 1, and the purchasing organization reports the emissions associated with "
+    "the purchased electricity under scope 2."
+)
+MEGABYTE = 1_000_000
+
+
+@pytest.fixture(scope="module")
+def matcher() -> AnswerMatcher:
+    return AnswerMatcher()
+
+
+# --- results explain themselves ---------------------------------------------------------
+
+
+def test_result_carries_normal_forms_numbers_and_reason(matcher):
+    result = matcher.match("82.0", "82%", answer_format="Float")
+    assert result.method == "numeric" and result.matched
+    assert (result.output_number, result.reference_number) == ("82", "82%")
+    assert (result.output_normalized, result.reference_normalized) == ("82.0", "82 %")
+    assert result.reason == "Numbers equal within ±0.01: 82 and 82%."
+    assert result.method in METHODS
+
+
+def test_no_match_reason_says_what_differed(matcher):
+    assert (
+        "numbers differ: 28% and 82%" in matcher.match("28%", "82%", answer_format="Float").reason
+    )
+    listed = matcher.match("['SSP1']", "['SSP1', 'SSP2']", answer_format="List")
+    assert "1 of 2 gold items matched" in listed.reason
+    assert listed.ordered is False
+
+
+def test_abstention_on_an_answerable_question_is_flagged(matcher):
+    result = matcher.match("Not answerable", "No", answer_format="Str")
+    assert not result.matched and result.output_abstained and not result.gold_not_answerable
+    assert "output_abstained" in result.flags
+    assert "declines to answer but the question has an answer" in result.reason
+
+
+def test_answer_on_an_unanswerable_question_is_flagged(matcher):
+    result = matcher.match("Paris", None)
+    assert not result.matched and result.gold_not_answerable and not result.output_abstained
+    assert "not answerable but the output gives an answer" in result.reason
+
+
+def test_a_long_answer_that_mentions_an_abstention_phrase_is_an_answer(matcher):
+    answer = "The figure is not mentioned in the summary, " + "but the annex gives it " * 10
+    assert not matcher.match(answer, "42").output_abstained
+    assert matcher.match("The amount is not mentioned.", "42").output_abstained
+
+
+# --- options ---------------------------------------------------------------------------
+
+
+def test_tolerance_options():
+    assert AnswerMatcher(tolerance=0.5).match("13.2", "12.8").matched
+    assert not AnswerMatcher(tolerance=0.0).match("12.81", "12.8").matched
+    relative = AnswerMatcher(tolerance=0.0, relative_tolerance=0.05)
+    assert relative.match("1040", "1000").matched
+    assert not relative.match("1060", "1000").matched
+
+
+def test_percent_as_fraction_only_when_asked():
+    assert not AnswerMatcher().match("0.82", "82%", answer_format="Float").matched
+    result = AnswerMatcher(percent_as_fraction=True).match("0.82", "82%", answer_format="Float")
+    assert result.matched and result.method == "numeric"
+
+
+@pytest.mark.parametrize(
+    ("ordered", "question", "expected"),
+    [
+        (None, None, True),
+        (None, "Which is first?", False),
+        (None, "List the top 3 risks.", False),
+        (None, "What sequence of steps is described?", False),
+        (None, "Which risks are ranked highest?", False),
+        (None, "Which border regions?", True),  # "order" inside a word does not count
+        (None, "Which topics?", True),  # nor does "top"
+        (True, None, False),
+        (False, "Rank them.", True),
+    ],
+)
+def test_list_order(ordered, question, expected):
+    result = AnswerMatcher(ordered=ordered).match(
+        "['C', 'B', 'A']", "['A', 'B', 'C']", question=question
+    )
+    assert result.matched is expected
+    assert result.ordered is (not expected)
+
+
+def test_custom_abstentions():
+    matcher = AnswerMatcher(abstentions=["no idea"])
+    assert matcher.match("No idea.", None).method == "not_answerable"
+    assert matcher.match("Not answerable", None).method == "no_match"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"tolerance": -0.1}, "tolerance"),
+        ({"tolerance": math.nan}, "tolerance"),
+        ({"tolerance": "0.01"}, "tolerance"),
+        ({"relative_tolerance": math.inf}, "relative_tolerance"),
+        ({"ordered": "yes"}, "ordered"),
+        ({"abstentions": []}, "abstention"),
+        ({"abstentions": "not answerable"}, "abstentions"),
+        ({"abstentions": ["ok", ""]}, "abstentions"),
+        ({"semantic": "bertscore"}, "semantic"),
+        ({"semantic": 3}, "semantic"),
+        ({"semantic": len}, "semantic_threshold"),
+        ({"semantic": "keywords", "semantic_threshold": 1.5}, r"\(0, 1\]"),
+        ({"semantic": len, "semantic_threshold": math.nan}, "finite"),
+    ],
+)
+def test_bad_settings_raise_value_error(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        AnswerMatcher(**kwargs)
+
+
+def test_default_abstentions_include_the_seeds():
+    assert {"not answerable", "fail to answer"} <= set(DEFAULT_ABSTENTIONS)
+
+
+# --- semantic tier without a model ------------------------------------------------------
+
+
+def test_keyword_coverage_of_the_seeds_verbose_answer_is_partial():
+    # The seed's keyword rule does not match its own example: "seller" and "buyer" are
+    # written "selling organization" and "purchasing organization".
+    matcher = AnswerMatcher(semantic="keywords")
+    result = matcher.match(SCOPE_VERBOSE, SCOPE_GOLD, answer_format="Str")
+    assert (result.matched, result.semantic_score) == (False, 0.5)
+    half = AnswerMatcher(semantic="keywords", semantic_threshold=0.5)
+    assert half.match(SCOPE_VERBOSE, SCOPE_GOLD, answer_format="Str").method == "semantic"
+
+
+def test_keywords_match_a_verbose_answer_that_holds_every_gold_word():
+    matcher = AnswerMatcher(semantic="keywords")
+    result = matcher.match(
+        "The seller reports its direct emissions under Scope 1; the buyer reports the "
+        "purchased electricity under Scope 2.",
+        SCOPE_GOLD,
+        answer_format="Str",
+    )
+    assert result.method == "semantic" and result.semantic_score == 1.0
+
+
+def test_keyword_coverage_counts_prefixes_of_output_words():
+    assert keyword_coverage(["reports", "emissions"], ["report", "emission", "scope"]) == 2 / 3
+    assert keyword_coverage(["anything"], ["a", "of", "the"]) is None
+
+
+@pytest.mark.parametrize(
+    ("gold", "output", "answer_format", "flag"),
+    [
+        ("bad", "not bad", "Str", "negation_mismatch"),
+        ("The board approved the plan", "The board never approved the plan", "Str",
+         "negation_mismatch"),
+        ("Reported under Scope 1", "Reported under Scope 2", "Str", "gold_number_missing"),
+    ],
+)  # fmt: skip
+def test_semantic_guards(gold, output, answer_format, flag):
+    always = AnswerMatcher(semantic=lambda output, reference: 1.0, semantic_threshold=0.5)
+    result = always.match(output, gold, answer_format=answer_format)
+    assert not result.matched and flag in result.flags and result.semantic_score is None
+
+
+@pytest.mark.parametrize(
+    ("gold", "output", "answer_format"),
+    [
+        ("82%", "28%", "Str"),  # a number gold
+        ("82%", "eighty-two", None),
+        ("Paris", "Lyon", "Int"),
+        ("Paris", "Lyon", "Float"),
+        ("['A']", "['B']", None),  # a list gold
+        ("Paris", "Lyon", "List"),
+        ("Paris", "Not answerable", "Str"),  # an abstention
+        (None, "Paris", "Str"),  # not answerable
+        ("Paris", "!!!", "Str"),  # nothing left in normal form
+    ],
+)
+def test_semantic_tier_stays_out_of_what_it_cannot_judge(gold, output, answer_format):
+    calls = []
+
+    def scorer(output: str, reference: str) -> float:
+        calls.append((output, reference))
+        return 1.0
+
+    matcher = AnswerMatcher(semantic=scorer, semantic_threshold=0.5)
+    assert not matcher.match(output, gold, answer_format=answer_format).matched
+    assert calls == []
+
+
+def test_a_plain_callable_scorer():
+    def ratio(output: str, reference: str) -> float:
+        return difflib.SequenceMatcher(None, output.lower(), reference.lower()).ratio()
+
+    matcher = AnswerMatcher(semantic=ratio, semantic_threshold=0.8)
+    close = matcher.match(
+        "Sustainability committe", "Sustainability committee", answer_format="Str"
+    )
+    assert close.method == "semantic" and close.semantic_score == pytest.approx(
+        ratio("Sustainability committe", "Sustainability committee")
+    )
+    assert not matcher.match("Audit committee", "Sustainability committee").matched
+
+
+@pytest.mark.parametrize("returned", [math.nan, math.inf, "0.9", None])
+def test_a_scorer_returning_a_non_number_is_an_input_error(returned):
+    matcher = AnswerMatcher(semantic=lambda output, reference: returned, semantic_threshold=0.5)
+    with pytest.raises(InputError, match="not a finite number"):
+        matcher.match("Lyon", "Paris", answer_format="Str")
+
+
+# --- bad input --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("output", "flag"),
+    [(None, "output_missing"), (math.nan, "output_not_finite"), (-math.inf, "output_not_finite")],
+)
+def test_no_output_is_a_defined_no_match(matcher, output, flag):
+    result = matcher.match(output, "82%", answer_format="Float")
+    assert (result.matched, result.method) == (False, "no_match")
+    assert flag in result.flags and "no answer to compare" in result.reason
+    assert not matcher.match(output, None).matched  # even where the gold is not answerable
+
+
+@pytest.mark.parametrize("reference", [None, math.nan])
+def test_missing_gold_means_not_answerable(matcher, reference):
+    result = matcher.match("Not answerable", reference)
+    assert result.method == "not_answerable" and result.gold_not_answerable
+
+
+@pytest.mark.parametrize(
+    ("output", "reference", "method"),
+    [
+        (82, "82%", "numeric"),
+        (82.0, "82", "numeric"),
+        ("82", 82, "exact"),
+        (0.1, "0.10", "numeric"),
+        (3420, "3,420", "normalized"),
+        (True, "true", "normalized"),
+        (["SSP1", "SSP2"], "['SSP1', 'SSP2']", "exact"),
+        (("SSP2", "SSP1"), "SSP1, SSP2", "list"),
+        (["82%", 14], [82, "14"], "list"),
+        ([], "[]", "exact"),
+    ],
+)
+def test_numbers_and_python_lists_are_answers(matcher, output, reference, method):
+    result = matcher.match(output, reference, answer_format="List" if method == "list" else None)
+    assert (result.matched, result.method) == (True, method)
+
+
+@pytest.mark.parametrize(
+    ("output", "reference", "message"),
+    [
+        ({"answer": 1}, "1", "output to be a string, a number, a list or None, got dict"),
+        ({1, 2}, "1", "got set"),
+        (b"82", "82", "got bytes"),
+        (object(), "x", "got object"),
+        ("x", {"a": 1}, "reference to be a string, a number, a list or None, got dict"),
+        ("x", math.inf, "got the number inf"),
+        ("x", 10**70, "at most 60 digits"),
+        ([{"a": 1}], "x", "elements other than"),
+        ([[[[["deep"]]]]], "x", "nested deeper than 4"),
+        (list(range(500)), "x", "more than 200 values"),
+    ],
+)
+def test_what_is_not_an_answer_is_an_input_error(matcher, output, reference, message):
+    with pytest.raises(InputError, match=message):
+        matcher.match(output, reference)
+
+
+@pytest.mark.parametrize("answer_format", ["str", " FLOAT ", "none", None, ""])
+def test_answer_formats_are_read_case_insensitively(matcher, answer_format):
+    assert matcher.match("a", "a", answer_format=answer_format).matched
+
+
+@pytest.mark.parametrize("answer_format", ["string", "Number", 3])
+def test_unknown_answer_formats_are_input_errors(matcher, answer_format):
+    with pytest.raises(InputError, match="answer_format"):
+        matcher.match("a", "a", answer_format=answer_format)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "word " * (MEGABYTE // 5),
+        "1" * MEGABYTE,
+        "1," * (MEGABYTE // 2),
+        "a-" * (MEGABYTE // 2),
+        "-" * MEGABYTE,
+        "%" * MEGABYTE,
+        "[" * MEGABYTE,
+        "[" * (MEGABYTE // 2) + "]" * (MEGABYTE // 2),
+        "['a', " * (MEGABYTE // 6) + "]",
+        "not answerable " * (MEGABYTE // 15),
+    ],
+    ids=["words", "digits", "commas", "hyphens", "dashes", "percents", "open", "nested",
+         "long-list", "abstentions"],
+)  # fmt: skip
+def test_megabyte_inputs_give_a_defined_answer(text):
+    # Correctness only: benchmarks/answer_match_speed.py measures the time they take.
+    matcher = AnswerMatcher(semantic="keywords")
+    for answer_format in ("Str", "Float", "List"):
+        assert not matcher.match(text, "['a', 'b']", answer_format=answer_format).matched
+    assert not matcher.match("82%", text, answer_format="Float").matched
+    assert matcher.match(text, text).method == "exact"
+
+
+def test_megabyte_list_text_is_flagged_not_read(matcher):
+    result = matcher.match("[" + "'a', " * 200_000 + "]", "['a']", answer_format="List")
+    assert "list_too_long" in result.flags
+
+
+def test_deeply_nested_list_text_is_flagged_not_read(matcher):
+    result = matcher.match("[" * 10_000 + "]" * 10_000, "['a']", answer_format="List")
+    assert "list_too_deep" in result.flags and not result.matched

@@ -1,0 +1,285 @@
+"""The Opik AnswerMatch metric: results, metadata, semantic scorers, bad input, Opik's engine."""
+
+from __future__ import annotations
+
+import math
+
+import opik
+import pytest
+from opik.evaluation.metrics import LevenshteinRatio
+from opik.evaluation.metrics.score_result import ScoreResult
+from opik.exceptions import MetricComputationError
+
+from opik_semantic_metrics import AnswerMatch, BERTScore
+from opik_semantic_metrics.metrics.answer_match import (
+    BERTSCORE_MINILM_F1_THRESHOLD,
+    METADATA_TEXT_LIMIT,
+)
+
+SCOPE_GOLD = "Seller reports Scope 1, buyer reports Scope 2"
+SCOPE_VERBOSE = (
+    "The selling organization reports the direct emissions from generating the electricity "
+    "under scope 1, and the purchasing organization reports the emissions associated with "
+    "the purchased electricity under scope 2."
+)
+
+
+@pytest.fixture(scope="module")
+def metric() -> AnswerMatch:
+    return AnswerMatch(track=False)
+
+
+@pytest.fixture(scope="module")
+def bertscore() -> BERTScore:
+    return BERTScore(model="all-MiniLM-L6-v2", device="cpu", track=False)
+
+
+def test_score_is_one_score_result_with_the_method(metric):
+    result = metric.score(output="82.0", reference="82%", answer_format="Float")
+    assert isinstance(result, ScoreResult) and not result.scoring_failed
+    assert (result.name, result.value) == ("answer_match", 1.0)
+    meta = result.metadata
+    assert meta["method"] == "numeric" and meta["matched"] is True
+    assert (meta["output_number"], meta["reference_number"]) == ("82", "82%")
+    assert (meta["output_normalized"], meta["reference_normalized"]) == ("82.0", "82 %")
+    assert (meta["output"], meta["reference"], meta["answer_format"]) == ("82.0", "82%", "Float")
+    assert meta["semantic"] is None and "semantic_score" not in meta
+    assert meta["tolerance"] == 0.01
+    assert result.reason == "Numbers equal within ±0.01: 82 and 82%."
+
+
+def test_no_match_scores_zero_and_flags_abstentions(metric):
+    result = metric.score(output="Not answerable", reference="No", answer_format="Str")
+    assert result.value == 0.0
+    assert result.metadata["method"] == "no_match"
+    assert result.metadata["output_abstained"] is True
+    assert result.metadata["flags"] == ["output_abstained"]
+
+
+def test_the_question_comes_from_input_or_question(metric):
+    kwargs = {"output": "['C', 'B', 'A']", "reference": "['A', 'B', 'C']"}
+    assert metric.score(**kwargs).value == 1.0
+    assert metric.score(**kwargs, input="Rank the emitters.").value == 0.0
+    assert metric.score(**kwargs, input={"messages": []}, question="Rank them.").value == 0.0
+    assert metric.score(**kwargs, input="Which emitters?", question="Rank them.").value == 1.0
+
+
+def test_settings_reach_the_matcher():
+    metric = AnswerMatch(tolerance=0.5, ordered=True, percent_as_fraction=True, track=False)
+    assert metric.score(output="13.2", reference="12.8").value == 1.0
+    assert metric.score(output="0.82", reference="82%").value == 1.0
+    assert metric.score(output="['B', 'A']", reference="['A', 'B']").value == 0.0
+    assert AnswerMatch(name="qa", track=False).score(output="a", reference="a").name == "qa"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"tolerance": -1}, "tolerance"),
+        ({"semantic": "bertscore"}, "semantic"),
+        ({"semantic": 42}, "semantic"),
+        ({"semantic": len}, "semantic_threshold"),
+    ],
+)
+def test_bad_settings_raise_value_error(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        AnswerMatch(track=False, **kwargs)
+
+
+# --- the semantic tier with real scorers ----------------------------------------------
+
+
+def test_bertscore_on_minilm_matches_the_seeds_verbose_answer(bertscore):
+    metric = AnswerMatch(semantic=bertscore, track=False)
+    assert metric.matcher.semantic_threshold == BERTSCORE_MINILM_F1_THRESHOLD
+    result = metric.score(output=SCOPE_VERBOSE, reference=SCOPE_GOLD, answer_format="Str")
+    f1 = bertscore.score(output=SCOPE_VERBOSE, reference=SCOPE_GOLD)[0].value
+    assert (result.value, result.metadata["method"]) == (1.0, "semantic")
+    assert result.metadata["semantic_score"] == pytest.approx(f1, abs=1e-6)
+    assert result.metadata["semantic"] == "bertscore"
+    assert f"semantic score {f1:.3f} reaches the threshold 0.5" in result.reason
+
+
+@pytest.mark.parametrize(
+    ("output", "gold", "flag"),
+    [
+        # same topic, wrong fact: below the threshold
+        ("The largest category is emissions from employee commuting.",
+         "Emissions from purchased goods and services", None),
+        # scores above the threshold, stopped by a guard
+        ("Both the seller and the buyer report the electricity emissions under scope 3.",
+         SCOPE_GOLD, "gold_number_missing"),
+        ("Carbon pricing has no effect on the company's revenue.",
+         "Carbon pricing increases operating costs", "negation_mismatch"),
+        ("not bad", "bad", "negation_mismatch"),
+    ],
+)  # fmt: skip
+def test_bertscore_does_not_match_wrong_answers(bertscore, output, gold, flag):
+    metric = AnswerMatch(semantic=bertscore, track=False)
+    result = metric.score(output=output, reference=gold, answer_format="Str")
+    assert result.value == 0.0
+    if flag is None:
+        assert result.metadata["semantic_score"] < BERTSCORE_MINILM_F1_THRESHOLD
+    else:
+        assert flag in result.metadata["flags"] and result.metadata["semantic_score"] is None
+
+
+def test_earlier_tiers_decide_before_the_model(bertscore):
+    metric = AnswerMatch(semantic=bertscore, track=False)
+    result = metric.score(output="net-zero", reference="netzero", answer_format="Str")
+    assert result.metadata["method"] == "normalized" and result.metadata["semantic_score"] is None
+
+
+def test_bertscore_with_other_settings_needs_a_threshold(stsb_pairs):
+    idf_bertscore = BERTScore(model="all-MiniLM-L6-v2", device="cpu", idf=True, track=False)
+    with pytest.raises(ValueError, match="semantic_threshold"):
+        AnswerMatch(semantic=idf_bertscore, track=False)
+    # Not fitted, this BERTScore fails on every call: the failure names the scorer.
+    metric = AnswerMatch(semantic=idf_bertscore, semantic_threshold=0.5, track=False)
+    with pytest.raises(MetricComputationError, match=r"semantic scorer bertscore failed.*fit_idf"):
+        metric.score(output=SCOPE_VERBOSE, reference=SCOPE_GOLD, answer_format="Str")
+    idf_bertscore.fit_idf([second for _, second, _ in stsb_pairs])
+    result = metric.score(output=SCOPE_VERBOSE, reference=SCOPE_GOLD, answer_format="Str")
+    assert 0.0 < result.metadata["semantic_score"] < 1.0
+
+
+def test_keyword_coverage_mode():
+    metric = AnswerMatch(semantic="keywords", track=False)
+    result = metric.score(output=SCOPE_VERBOSE, reference=SCOPE_GOLD, answer_format="Str")
+    assert result.value == 0.0 and result.metadata["semantic_score"] == 0.5
+    assert result.metadata["semantic_threshold"] == 1.0
+    result = metric.score(
+        output="Sellers report it under Scope 1, buyers report it under Scope 2.",
+        reference="Scope 1 for sellers, Scope 2 for buyers",
+        answer_format="Str",
+    )
+    assert result.metadata["method"] == "semantic" and result.metadata["semantic_score"] == 1.0
+
+
+def test_a_metric_returning_one_score_result_in_0_1():
+    # LevenshteinRatio is shaped like SemanticMatch: score(output=, reference=) -> ScoreResult.
+    metric = AnswerMatch(
+        semantic=LevenshteinRatio(track=False), semantic_threshold=0.9, track=False
+    )
+    result = metric.score(output="Sustainability comittee", reference="Sustainability committee")
+    assert result.metadata["method"] == "semantic"
+    assert result.metadata["semantic"] == "levenshtein_ratio_metric"
+    expected = LevenshteinRatio(track=False).score(
+        output="Sustainability comittee", reference="Sustainability committee"
+    )
+    assert result.metadata["semantic_score"] == expected.value
+
+
+def test_a_plain_callable():
+    def shared_words(output: str, reference: str) -> float:
+        words = set(reference.lower().split())
+        return len(words & set(output.lower().split())) / len(words)
+
+    metric = AnswerMatch(semantic=shared_words, semantic_threshold=0.75, track=False)
+    result = metric.score(output="the audit committee of the board", reference="audit committee")
+    assert (result.value, result.metadata["semantic"]) == (1.0, "shared_words")
+
+
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [
+        (math.nan, "returned nan"),
+        ([], r"returned \[\]"),
+        ("high", "returned 'high'"),
+        (True, "returned True"),
+        (ScoreResult(name="x", value=0.0, scoring_failed=True), "returned ScoreResult"),
+    ],
+)
+def test_a_scorer_returning_no_score_is_a_metric_computation_error(returned, message):
+    metric = AnswerMatch(
+        semantic=lambda output, reference: returned, semantic_threshold=0.5, track=False
+    )
+    with pytest.raises(MetricComputationError, match=message):
+        metric.score(output="Lyon", reference="Paris", answer_format="Str")
+
+
+def test_a_scorer_that_raises_is_a_metric_computation_error():
+    metric = AnswerMatch(
+        semantic=lambda output, reference: 1 / 0, semantic_threshold=0.5, track=False
+    )
+    with pytest.raises(MetricComputationError, match="failed: ZeroDivisionError"):
+        metric.score(output="Lyon", reference="Paris", answer_format="Str")
+
+
+# --- bad input -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("output", "flag"),
+    [(None, "output_missing"), (math.nan, "output_not_finite"), (math.inf, "output_not_finite")],
+)
+def test_no_output_scores_zero(metric, output, flag):
+    result = metric.score(output=output, reference="82%")
+    assert result.value == 0.0 and not result.scoring_failed
+    assert flag in result.metadata["flags"]
+
+
+@pytest.mark.parametrize(
+    ("output", "reference", "answer_format", "message"),
+    [
+        ({"answer": "82%"}, "82%", None, "AnswerMatch: Expected the output to be .* got dict"),
+        ("82%", {1, 2}, None, "reference .* got set"),
+        ("82%", math.inf, None, "got the number inf"),
+        ("82%", "82%", "percent", "answer_format"),
+        ([[[[["x"]]]]], "x", None, "nested deeper"),
+    ],
+)
+def test_what_is_not_an_answer_raises_metric_computation_error(
+    metric, output, reference, answer_format, message
+):
+    with pytest.raises(MetricComputationError, match=message):
+        metric.score(output=output, reference=reference, answer_format=answer_format)
+
+
+def test_numbers_are_answers(metric):
+    assert metric.score(output=82, reference="82%").metadata["method"] == "numeric"
+    assert metric.score(output="82.0", reference=82).value == 1.0
+    assert metric.score(output="Not answerable", reference=None).value == 1.0
+
+
+def test_metadata_keeps_long_texts_short(metric):
+    result = metric.score(output="word " * 200_000, reference="x" * 1_000)
+    for key in ("output", "reference", "output_normalized", "reference_normalized"):
+        assert len(result.metadata[key]) <= METADATA_TEXT_LIMIT
+    assert result.metadata["output"].endswith("…")
+
+
+# --- Opik's engine ----------------------------------------------------------------------
+
+
+def test_runs_inside_opiks_evaluation_engine(metric):
+    items = [
+        {"id_": 0, "prediction": "82.0", "answer": "82%", "answer_format": "Float"},
+        {"id_": 1, "prediction": '["SSP1", "SSP2"]', "answer": "['SSP1', 'SSP2']",
+         "answer_format": "List"},
+        {"id_": 2, "prediction": "['C', 'B', 'A']", "answer": "['A', 'B', 'C']",
+         "answer_format": "List", "question": "Rank the three largest emitters."},
+        {"id_": 3, "prediction": "Fail to answer", "answer": None, "answer_format": "None"},
+        {"id_": 4, "prediction": None, "answer": "12.8", "answer_format": "Float"},
+        {"id_": 5, "prediction": {"not": "an answer"}, "answer": "12.8", "answer_format": "Float"},
+    ]  # fmt: skip
+    result = opik.evaluate_on_dict_items(
+        items=items,
+        task=lambda item: {"output": item["prediction"]},
+        scoring_metrics=[metric],
+        scoring_key_mapping={"reference": "answer", "input": "question"},
+        scoring_threads=4,
+    )
+    by_id = {
+        tr.test_case.dataset_item_content["id_"]: tr.score_results[0] for tr in result.test_results
+    }
+    assert {
+        i: (s.value, s.metadata and s.metadata["method"]) for i, s in by_id.items() if i < 5
+    } == {
+        0: (1.0, "numeric"),
+        1: (1.0, "list"),
+        2: (0.0, "no_match"),
+        3: (1.0, "not_answerable"),
+        4: (0.0, "no_match"),
+    }
+    assert by_id[5].scoring_failed and "got dict" in by_id[5].reason
