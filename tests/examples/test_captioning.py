@@ -8,6 +8,8 @@ experiments, metric results per item, the report), not the captions' quality.
 from __future__ import annotations
 
 import http.server
+import json
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -252,3 +254,25 @@ def test_the_report_compares_the_experiments(captioner, items, bertscore, tmp_pa
     page = path.read_text(encoding="utf-8")
     assert "blip-greedy-short" in page and "blip-beam5-long" in page
     assert page.count('src="data:image/png;base64,') == 1
+
+
+def test_the_colab_notebook_is_valid_and_runs_this_examples_code():
+    path = captioning.Path(captioning.__file__).with_name("colab.ipynb")
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    assert (notebook["nbformat"], notebook["nbformat_minor"]) == (4, 5)
+    code = []
+    for cell in notebook["cells"]:
+        assert cell["cell_type"] in ("markdown", "code") and isinstance(cell["id"], str)
+        assert isinstance(cell["source"], list) and isinstance(cell["metadata"], dict)
+        if cell["cell_type"] == "code":
+            assert cell["outputs"] == [] and cell["execution_count"] is None
+            # Shell lines (!pip) are IPython's; the rest must be Python.
+            code.append("".join(line for line in cell["source"] if not line.startswith("!")))
+    source = "\n".join(code)
+    compile(source, str(path), "exec")
+    assert 'pip install -q -e "opik-semantic-metrics[captioning,report]"' in "".join(
+        line for cell in notebook["cells"] for line in cell["source"]
+    )
+    used = set(re.findall(r"captioning\.([A-Za-z_]+)", source))
+    assert used >= {"Captioner", "run_experiments", "EXAMPLE_ITEMS", "CONFIGS"}
+    assert all(hasattr(captioning, name) for name in used)

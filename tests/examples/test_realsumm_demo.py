@@ -100,6 +100,7 @@ def test_output_has_pairwise_tests_rankings_correlations_and_the_answer_match_no
     assert re.search(r"bertscore_f1\s+system\s+-?\d\.\d{4}", printed)
     assert re.search(r"bertscore_f1\s+summary\s+-?\d\.\d{4}", printed)
     assert "AnswerMatch is not applied" in printed
+    assert f"(checked: 0 of the {3 * ARTICLES} summaries match)" in printed
 
 
 def test_report_embeds_both_plots(run):
