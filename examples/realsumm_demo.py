@@ -34,6 +34,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import argparse
+import itertools
 import json
 import logging
 import re
@@ -201,9 +202,18 @@ def run(
 
 
 def order_line(summary: MetricSummary) -> str:
-    ranking = " > ".join(summary.ranking)
-    verdict = "matches the human order" if summary.ranking == SYSTEMS else "differs"
-    return f"  {summary.metric:<22} {ranking}   ({verdict})"
+    """The systems as ``summary`` ranks them, whether that is the human order, and which
+    neighbouring steps of the ranking are not significant."""
+    ranking = summary.ranking
+    weak = [
+        f"{higher} vs {lower}"
+        for higher, lower in itertools.pairwise(ranking)
+        for comparison in summary.comparisons
+        if {comparison.name_a, comparison.name_b} == {higher, lower} and not comparison.significant
+    ]
+    verdict = "matches the human order" if ranking == SYSTEMS else "differs from the human order"
+    steps = f"not significant: {', '.join(weak)}" if weak else "every step significant"
+    return f"  {summary.metric:<22} {' > '.join(ranking)}   ({verdict}; {steps})"
 
 
 def write_report(
