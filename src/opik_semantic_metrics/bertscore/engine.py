@@ -538,6 +538,52 @@ class BERTScoreEngine:
         )
         return best, worst
 
+    # -- inspection --------------------------------------------------------------------
+
+    def token_similarity(
+        self, candidate: str, reference: str
+    ) -> tuple[list[str], list[str], torch.Tensor]:
+        """The cosine similarity of every candidate token with every reference token.
+
+        The matrix greedy matching works on (raw, before idf weights and rescaling), with
+        the special tokens included, for showing how a pair was matched.
+
+        Args:
+            candidate: The candidate text.
+            reference: One reference text.
+
+        Returns:
+            ``(candidate_tokens, reference_tokens, matrix)``: readable tokens of each text
+            and a CPU float32 tensor of shape ``(len(candidate_tokens),
+            len(reference_tokens))`` with ``matrix[i][j]`` = cosine of candidate token
+            ``i`` and reference token ``j``.
+
+        Raises:
+            InputError: ``candidate`` or ``reference`` is not a string.
+
+        Example:
+            >>> engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
+            >>> cand_tokens, ref_tokens, matrix = engine.token_similarity(
+            ...     "A cat sits.", "A cat sat."
+            ... )
+            >>> cand_tokens
+            ['[CLS]', 'a', 'cat', 'sits', '.', '[SEP]']
+            >>> ref_tokens
+            ['[CLS]', 'a', 'cat', 'sat', '.', '[SEP]']
+            >>> round(float(matrix[3, 3]), 2), tuple(matrix.shape)
+            (0.63, (6, 6))
+        """
+        if not isinstance(candidate, str) or not isinstance(reference, str):
+            raise InputError(
+                "Expected `candidate` and `reference` to be strings, got "
+                f"{type(candidate).__name__} and {type(reference).__name__}."
+            )
+        embedded = self._embed([candidate, reference])
+        cand, ref = embedded[candidate], embedded[reference]
+        matrix = (cand.embeddings @ ref.embeddings.T).cpu()
+        tokens = self.text_encoder.tokens
+        return tokens(cand.encoded.ids), tokens(ref.encoded.ids), matrix
+
     # -- baselines ---------------------------------------------------------------------
 
     def score_all_layers(self, candidates: list[str], references: list[str]) -> torch.Tensor:

@@ -1,0 +1,269 @@
+"""BLIP image captions as tracked Opik experiments, scored by BERTScore.
+
+The picture of Comet's "BERTScore for LLM evaluation" post, on this package's metrics: a
+BLIP captioning task (``transformers.BlipForConditionalGeneration``, by default
+``Salesforce/blip-image-captioning-base``) decorated with Opik's ``@track`` is run by
+``opik.evaluate`` over an Opik dataset of (image, reference captions), once per
+generation configuration, each run an experiment with its ``experiment_config`` (model,
+beams, lengths): compare them side by side in the Opik UI. With several references per
+image, BERTScore takes the best (bert_score's rule).
+
+Without an Opik server configured (``OPIK_URL_OVERRIDE``, ``OPIK_API_KEY`` or
+``opik configure``), the same experiments run on Opik's local engine
+(``opik.evaluate_on_dict_items``) and the comparison is printed and written to an HTML
+report.
+
+    python examples/captioning/captioning.py [--model DIR_OR_HUB_ID] [--items items.jsonl]
+
+``--items`` takes JSON lines ``{"image": "<path or URL>", "reference": ["caption", ...]}``.
+Images are read from local paths or downloaded (requests + pillow). The BLIP weights
+come from the Hub (or its cache, or a local directory): this example needs network
+access or a downloaded model; ``colab.ipynb`` runs it on Colab.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Opik imports litellm when a metric fails; keep litellm from fetching its price list.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import argparse
+import dataclasses
+import io
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import opik
+import requests
+import torch
+from opik import track
+from PIL import Image
+from transformers import BlipForConditionalGeneration, BlipProcessor
+from transformers.utils import logging as transformers_logging
+
+from opik_semantic_metrics import BERTScore
+from opik_semantic_metrics.compare.experiments import (
+    ExperimentRunner,
+    ExperimentScores,
+    MetricSummary,
+    opik_server_configured,
+    summarize,
+)
+from opik_semantic_metrics.report.html import HtmlReport
+from opik_semantic_metrics.report.plots import figure_png, score_distributions
+from opik_semantic_metrics.report.tables import summaries_pairwise_table, summary_table
+
+DEFAULT_MODEL = "Salesforce/blip-image-captioning-base"
+DATASET_NAME = "blip-captions"
+METRICS = ("bertscore_f1", "bertscore_precision", "bertscore_recall")
+IMAGE_TIMEOUT_S = 30
+
+
+@dataclass(frozen=True)
+class CaptionConfig:
+    """One way of generating captions: an experiment.
+
+    Attributes:
+        name: The experiment's name suffix.
+        num_beams: Beams of beam search (1: greedy decoding).
+        max_length, min_length: Caption length bounds, in tokens.
+        repetition_penalty, length_penalty: ``generate`` penalties (1.0: none).
+    """
+
+    name: str
+    num_beams: int = 1
+    max_length: int = 30
+    min_length: int = 5
+    repetition_penalty: float = 1.0
+    length_penalty: float = 1.0
+
+    def generate_kwargs(self) -> dict[str, Any]:
+        """The ``generate`` arguments of this configuration."""
+        settings = dataclasses.asdict(self)
+        del settings["name"]
+        return settings
+
+
+#: The two configurations compared: greedy short captions, and the post's beam search.
+CONFIGS = (
+    CaptionConfig("greedy-short", num_beams=1, max_length=20, min_length=5),
+    CaptionConfig("beam5-long", num_beams=5, max_length=50, min_length=10, repetition_penalty=1.2),
+)
+
+#: Two well-known images (the COCO val2017 cats of the transformers docs, and BLIP's own
+#: demo image), with reference captions written for this example.
+EXAMPLE_ITEMS = (
+    {
+        "image": "http://images.cocodataset.org/val2017/000000039769.jpg",
+        "reference": [
+            "Two cats sleeping on a pink blanket next to two remote controls.",
+            "Two cats lying on a couch with remotes beside them.",
+        ],
+    },
+    {
+        "image": "https://storage.googleapis.com/sfr-vision-language-research/BLIP/demo.jpg",
+        "reference": [
+            "A woman sitting on the beach with her dog.",
+            "A woman and a dog sit on the sand by the sea at sunset.",
+        ],
+    },
+)
+
+
+def load_image(source: str) -> Image.Image:
+    """An RGB image from a local path or an http(s) URL.
+
+    Raises:
+        requests.HTTPError: The URL answered with an error status.
+        OSError: The file is missing or is not an image.
+    """
+    if source.startswith(("http://", "https://")):
+        response = requests.get(source, timeout=IMAGE_TIMEOUT_S)
+        response.raise_for_status()
+        image = Image.open(io.BytesIO(response.content))
+    else:
+        image = Image.open(source)
+    return image.convert("RGB")
+
+
+class Captioner:
+    """A BLIP captioning model, loaded once.
+
+    Args:
+        model: Hub id or local directory of a BLIP captioning checkpoint.
+        device: ``"cpu"``, ``"cuda"``...; ``None`` picks CUDA when available.
+    """
+
+    def __init__(self, model: str = DEFAULT_MODEL, device: str | None = None) -> None:
+        self.model_name = model
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.processor = BlipProcessor.from_pretrained(model)
+        self.model = BlipForConditionalGeneration.from_pretrained(model).to(self.device).eval()
+
+    def caption(self, image: Image.Image, config: CaptionConfig) -> str:
+        """The caption of one image under ``config``."""
+        inputs = self.processor(images=image, return_tensors="pt").to(self.device)
+        with torch.inference_mode():
+            ids = self.model.generate(**inputs, **config.generate_kwargs())
+        return self.processor.decode(ids[0], skip_special_tokens=True).strip()
+
+
+def make_task(
+    captioner: Captioner, config: CaptionConfig
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The tracked Opik task of one configuration: dataset item -> ``{"output": caption}``.
+
+    Both the task and the captioning call are ``@track``-ed, so each item's trace in Opik
+    shows the image source, the generated caption and the metric scores.
+    """
+
+    @track(name="generate_caption")
+    def generate_caption(image_source: str) -> str:
+        return captioner.caption(load_image(image_source), config)
+
+    @track(name="caption_task")
+    def caption_task(item: dict[str, Any]) -> dict[str, Any]:
+        return {"output": generate_caption(item["image"])}
+
+    return caption_task
+
+
+def experiment_config(captioner: Captioner, config: CaptionConfig) -> dict[str, Any]:
+    """What Opik stores with the experiment: the model and the generation settings."""
+    return {"model": captioner.model_name, **dataclasses.asdict(config)}
+
+
+def run_experiments(
+    items: Sequence[dict[str, Any]],
+    captioner: Captioner,
+    metrics: Sequence[opik.evaluation.metrics.base_metric.BaseMetric],
+    configs: Sequence[CaptionConfig] = CONFIGS,
+    *,
+    online: bool | None = None,
+    task_threads: int = 4,
+) -> list[ExperimentScores]:
+    """One experiment per configuration over the same dataset; their per-item scores."""
+    runner = ExperimentRunner(
+        items, DATASET_NAME, key_field="image", online=online, task_threads=task_threads
+    )
+    return [
+        runner.run(
+            f"blip-{config.name}",
+            make_task(captioner, config),
+            metrics,
+            experiment_config(captioner, config),
+        )
+        for config in configs
+    ]
+
+
+def write_report(
+    path: Path,
+    experiments: Sequence[ExperimentScores],
+    summaries: Sequence[MetricSummary],
+    model: str,
+) -> Path:
+    """The comparison as an HTML report with the per-image score distributions."""
+    report = HtmlReport(f"BLIP captions: {', '.join(e.name for e in experiments)}")
+    report.add_paragraph(f"Model {model}; BERTScore against the best reference caption.")
+    report.add_table(summary_table(summaries), caption="Means and 95% bootstrap intervals")
+    report.add_table(summaries_pairwise_table(summaries), caption="Pairwise differences")
+    distributions = {
+        metric: {e.name: list(e.scores[metric].values()) for e in experiments}
+        for metric in ("bertscore_f1", "bertscore_recall")
+    }
+    report.add_image(
+        figure_png(score_distributions(distributions)), alt="caption score distributions"
+    )
+    return report.write(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="BLIP hub id or directory")
+    parser.add_argument("--items", default=None, help="JSON lines of image and reference")
+    parser.add_argument("--metrics-model", default="all-MiniLM-L6-v2", help="BERTScore model")
+    parser.add_argument("--device", default=None, help="cpu, cuda, ...")
+    parser.add_argument("--output", default="captioning-report", help="report folder")
+    args = parser.parse_args(argv)
+    transformers_logging.set_verbosity_error()
+    transformers_logging.disable_progress_bar()
+    online = opik_server_configured()
+    if not online:
+        opik.set_tracing_active(False)
+        logging.getLogger("opik").setLevel(logging.ERROR)
+    items = (
+        [json.loads(line) for line in Path(args.items).read_text("utf-8").splitlines() if line]
+        if args.items
+        else [dict(item) for item in EXAMPLE_ITEMS]
+    )
+    try:
+        captioner = Captioner(args.model, device=args.device)
+    except OSError as error:
+        print(f"Cannot load {args.model!r}: {error}".splitlines()[0], file=sys.stderr)
+        print(
+            "Pass --model with a downloaded BLIP directory, or run with network.", file=sys.stderr
+        )
+        return 2
+    bertscore = BERTScore(model=args.metrics_model, device=args.device, track=online)
+    experiments = run_experiments(items, captioner, [bertscore], online=online)
+    summaries = summarize(experiments, METRICS)
+    print(summary_table(summaries).to_text())
+    print()
+    print(summaries_pairwise_table(summaries).to_text())
+    report = write_report(
+        Path(args.output) / "report.html", experiments, summaries, captioner.model_name
+    )
+    print(f"\nHTML report: {report}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,358 @@
+"""Three summarisation systems, three Opik experiments, compared against human judgments.
+
+Scores the summaries of ``bart``, ``t5-base`` and ``pointer-generator`` on 100
+CNN/DailyMail articles (REALSumm, Bhandari et al., 2020; CC BY 4.0, see
+``examples/data/realsumm/SOURCE.md``) with BERTScore on the packaged offline model
+all-MiniLM-L6-v2, one Opik experiment per system, then prints:
+
+- each metric's mean per system with a 95% bootstrap interval, and the paired
+  significance of every pairwise difference (paired t-test and paired bootstrap);
+- which metrics rank the systems in the human order (LitePyramid recall);
+- the correlation of each metric with the human scores, at system and summary level;
+
+and writes an HTML report with the score distributions per system and the token
+similarity heatmap of one summary. AnswerMatch is not used: it judges short answers
+(exact, normalised, numeric, list), and a multi-sentence summary does not match a
+reference summary under any of its tiers (the demo counts it: 0 of 300 match).
+
+With an Opik server configured (``OPIK_URL_OVERRIDE``, ``OPIK_API_KEY`` or
+``opik configure``) the items go into the Opik dataset ``realsumm-demo`` and each system
+is an ``opik.evaluate`` experiment, to compare in the Opik UI; otherwise the same
+experiments run on Opik's local engine (``opik.evaluate_on_dict_items``), offline.
+
+    python examples/realsumm_demo.py [--output realsumm-report] [--comet-offline DIR]
+"""
+
+from __future__ import annotations
+
+import os
+
+# Before any library reads them: no network, no tracking without a server, no noise.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Opik imports litellm when a metric fails; keep litellm from fetching its price list.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import argparse
+import json
+import logging
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from transformers.utils import logging as transformers_logging
+
+from opik_semantic_metrics import AnswerMatch, BERTScore
+from opik_semantic_metrics.compare.correlation import Correlation, summary_level, system_level
+from opik_semantic_metrics.compare.experiments import (
+    ExperimentRunner,
+    ExperimentScores,
+    MetricSummary,
+    aligned_scores,
+    opik_server_configured,
+    summarize,
+)
+from opik_semantic_metrics.report.html import HtmlReport
+from opik_semantic_metrics.report.plots import figure_png, score_distributions, similarity_heatmap
+from opik_semantic_metrics.report.tables import (
+    Table,
+    correlation_table,
+    summaries_pairwise_table,
+    summary_table,
+)
+
+DATA = Path(__file__).parent / "data" / "realsumm" / "realsumm_3systems.jsonl"
+#: The systems in the order of their human scores, best first.
+SYSTEMS = ("bart", "t5-base", "pointer-generator")
+HUMAN = "litepyramid_recall"
+MODEL = "all-MiniLM-L6-v2"
+METRICS = ("bertscore_f1", "bertscore_precision", "bertscore_recall")
+DATASET_NAME = "realsumm-demo"
+
+
+@dataclass(frozen=True)
+class Document:
+    """One article: its reference highlights, each system's summary and human score."""
+
+    doc_id: str
+    reference: str
+    summaries: dict[str, str]
+    human: dict[str, float]
+
+
+def clean(text: str) -> str:
+    """The text without REALSumm's ``<t> ... </t>`` sentence tags, whitespace collapsed.
+
+    >>> clean("<t> a cat . </t>  <t> it sat . </t>")
+    'a cat . it sat .'
+    """
+    return " ".join(re.sub(r"</?t>", " ", text).split())
+
+
+def load_documents(path: Path = DATA) -> list[Document]:
+    """The REALSumm rows grouped by article, in file order of first appearance."""
+    by_id: dict[str, dict[str, Any]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        entry = by_id.setdefault(
+            str(row["doc_id"]),
+            {"reference": clean(row["reference"]), "summaries": {}, "human": {}},
+        )
+        entry["summaries"][row["system"]] = clean(row["summary"])
+        entry["human"][row["system"]] = float(row[HUMAN])
+    return [Document(doc_id, **entry) for doc_id, entry in by_id.items()]
+
+
+def dataset_items(documents: Sequence[Document]) -> list[dict[str, Any]]:
+    """One Opik dataset item per article; each experiment's task picks its system."""
+    return [
+        {
+            "doc_id": document.doc_id,
+            "reference": document.reference,
+            "summaries": document.summaries,
+            HUMAN: document.human,
+        }
+        for document in documents
+    ]
+
+
+def human_scores(documents: Sequence[Document]) -> list[ExperimentScores]:
+    """The human scores in the shape of experiment scores, to summarise them alike."""
+    keys = tuple(sorted(document.doc_id for document in documents))
+    return [
+        ExperimentScores(
+            name=system,
+            items=keys,
+            scores={HUMAN: {d.doc_id: d.human[system] for d in documents}},
+            failed={},
+        )
+        for system in SYSTEMS
+    ]
+
+
+def correlations(
+    experiments: Sequence[ExperimentScores], documents: Sequence[Document], metrics: Sequence[str]
+) -> dict[str, dict[str, Correlation]]:
+    """Each metric against the human scores, on the articles every system was scored on."""
+    human = {document.doc_id: document.human for document in documents}
+    results = {}
+    for metric in metrics:
+        keys, values = aligned_scores(experiments, metric)
+        metric_grid = [[values[system][i] for system in SYSTEMS] for i in range(len(keys))]
+        human_grid = [[human[key][system] for system in SYSTEMS] for key in keys]
+        results[metric] = {
+            "system": system_level(metric_grid, human_grid),
+            "summary": summary_level(metric_grid, human_grid),
+        }
+    return results
+
+
+def answer_match_note(documents: Sequence[Document]) -> str:
+    """Why AnswerMatch is left out, with the count that shows it."""
+    answer_match = AnswerMatch(track=False)
+    matches = sum(
+        answer_match.score(output=document.summaries[system], reference=document.reference).value
+        for document in documents
+        for system in SYSTEMS
+    )
+    return (
+        "AnswerMatch is not applied: it judges short answers (exact, normalised, numeric, "
+        "list and not-answerable tiers, for QA items with an answer_format), and a "
+        f"multi-sentence summary does not match a reference summary under any of them "
+        f"(checked: {matches:.0f} of the {len(documents) * len(SYSTEMS)} summaries match)."
+    )
+
+
+def shortest_pair(documents: Sequence[Document], system: str) -> Document:
+    """The article whose summary and reference are shortest: the most legible heatmap."""
+    return min(
+        documents,
+        key=lambda d: len(d.summaries[system].split()) + len(d.reference.split()),
+    )
+
+
+def run(
+    documents: Sequence[Document], bertscore: BERTScore, *, online: bool
+) -> list[ExperimentScores]:
+    """One experiment per system, scored by ``bertscore``; returns their scores."""
+    runner = ExperimentRunner(
+        dataset_items(documents), DATASET_NAME, key_field="doc_id", online=online
+    )
+    experiments = []
+    for system in SYSTEMS:
+        started = time.perf_counter()
+        scores = runner.run(
+            system,
+            lambda item, system=system: {"output": item["summaries"][system]},
+            [bertscore],
+            {"system": system, "metrics_model": MODEL, "bertscore": bertscore.engine.hash},
+        )
+        failed = sum(len(keys) for keys in scores.failed.values())
+        url = runner.experiment_urls.get(system)
+        print(
+            f"  experiment {system:<18} {len(scores.items)} items, {failed} failed scores, "
+            f"{time.perf_counter() - started:5.1f} s" + (f"  {url}" if url else "")
+        )
+        experiments.append(scores)
+    return experiments
+
+
+def order_line(summary: MetricSummary) -> str:
+    ranking = " > ".join(summary.ranking)
+    verdict = "matches the human order" if summary.ranking == SYSTEMS else "differs"
+    return f"  {summary.metric:<22} {ranking}   ({verdict})"
+
+
+def write_report(
+    path: Path,
+    documents: Sequence[Document],
+    summaries: Sequence[MetricSummary],
+    tables: dict[str, Table],
+    distributions: dict[str, dict[str, list[float]]],
+    bertscore: BERTScore,
+    notes: Sequence[str],
+) -> tuple[Path, dict[str, bytes]]:
+    """The HTML report; returns its path and its plots (PNG bytes by file name)."""
+    example = shortest_pair(documents, SYSTEMS[0])
+    tokens = bertscore.engine.token_similarity(example.summaries[SYSTEMS[0]], example.reference)
+    plots = {
+        "score_distributions.png": figure_png(
+            score_distributions(distributions, title="Per-summary scores by system")
+        ),
+        "token_similarity.png": figure_png(
+            similarity_heatmap(
+                *tokens, title=f"{SYSTEMS[0]} summary vs reference, article {example.doc_id}"
+            )
+        ),
+    }
+    report = HtmlReport("REALSumm: three summarisation systems, three Opik experiments")
+    report.add_paragraph(
+        f"{len(documents)} CNN/DailyMail articles, summaries of {', '.join(SYSTEMS)}, scored "
+        f"with BERTScore ({bertscore.engine.hash}); human scores: LitePyramid recall "
+        "(REALSumm, Bhandari et al., 2020, CC BY 4.0)."
+    )
+    report.add_heading("Means, 95% bootstrap intervals and ranks")
+    report.add_table(tables["summary"])
+    report.add_heading("Pairwise differences (paired t-test, paired bootstrap)")
+    report.add_table(tables["pairwise"])
+    report.add_heading("Ranking of the systems by each score")
+    report.add_preformatted("\n".join(order_line(summary) for summary in summaries))
+    report.add_heading("Correlation with the human scores")
+    report.add_table(tables["correlation"])
+    report.add_paragraph(
+        "System level: over the 3 systems' means. Summary level: per article, over its 3 "
+        "summaries, averaged over articles (articles whose scores are all equal are skipped)."
+    )
+    report.add_heading("Score distributions")
+    report.add_image(
+        plots["score_distributions.png"],
+        alt="score distributions per system",
+        caption="Violin, box and mean of the per-summary scores of each system.",
+    )
+    report.add_heading("Token similarity of one summary")
+    report.add_image(
+        plots["token_similarity.png"],
+        alt="token similarity heatmap",
+        caption=f"Article {example.doc_id} (the shortest pair): cosine similarity of each "
+        "summary token (rows) with each reference token (columns); framed: the match "
+        "BERTScore precision takes for each summary token.",
+    )
+    for note in notes:
+        report.add_paragraph(note)
+    return report.write(path), plots
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--output", default="realsumm-report", help="folder of the report")
+    parser.add_argument("--limit", type=int, default=None, help="first N articles only")
+    parser.add_argument(
+        "--comet-offline",
+        metavar="DIR",
+        default=None,
+        help="also log the run to a comet_ml.OfflineExperiment zip in DIR",
+    )
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    transformers_logging.set_verbosity_error()
+    transformers_logging.disable_progress_bar()
+    online = opik_server_configured()
+    if not online:
+        # Opik reads this when it starts its client: no traces sent to nowhere.
+        os.environ["OPIK_TRACK_DISABLE"] = "true"
+        logging.getLogger("opik").setLevel(logging.ERROR)
+
+    documents = load_documents()[: args.limit]
+    print(
+        f"REALSumm demo: {len(documents)} articles x {len(SYSTEMS)} systems, BERTScore on "
+        f"{MODEL} (offline)."
+    )
+    print(
+        "Opik: logging the experiments to the configured server."
+        if online
+        else "Opik: no server configured; experiments run on Opik's local engine "
+        "(set OPIK_URL_OVERRIDE or run `opik configure` to log them)."
+    )
+    bertscore = BERTScore(model=MODEL, track=online)
+    experiments = run(documents, bertscore, online=online)
+    human = human_scores(documents)
+
+    summaries = summarize(human) + summarize(experiments, METRICS)
+    tables = {
+        "summary": summary_table(summaries),
+        "pairwise": summaries_pairwise_table(summaries),
+        "correlation": correlation_table(correlations(experiments, documents, METRICS)),
+    }
+    print(f"\nMeans with 95% bootstrap intervals ({HUMAN} = human score):")
+    print(tables["summary"].to_text())
+    print("\nPairwise differences (significant: paired t-test p < 0.05):")
+    print(tables["pairwise"].to_text())
+    print(f"\nRanking by each score (human order: {' > '.join(SYSTEMS)}):")
+    print("\n".join(order_line(summary) for summary in summaries))
+    print("\nCorrelation with the human scores:")
+    print(tables["correlation"].to_text())
+    note = answer_match_note(documents)
+    print(f"\n{note}")
+
+    plotted = {HUMAN: human, "bertscore_f1": experiments, "bertscore_recall": experiments}
+    distributions = {
+        metric: {run.name: list(run.scores[metric].values()) for run in runs}
+        for metric, runs in plotted.items()
+    }
+    report_path, plots = write_report(
+        Path(args.output) / "report.html",
+        documents,
+        summaries,
+        tables,
+        distributions,
+        bertscore,
+        [note],
+    )
+    print(f"\nHTML report: {report_path}")
+    if args.comet_offline:
+        from opik_semantic_metrics.report.tracking import log_comet_offline
+
+        archive = log_comet_offline(
+            args.comet_offline,
+            project_name=DATASET_NAME,
+            experiment_name=f"realsumm-{len(documents)}-articles",
+            parameters={
+                "model": MODEL,
+                "bertscore": bertscore.engine.hash,
+                "articles": len(documents),
+            },
+            summaries=summaries,
+            tables={f"{name}.csv": table for name, table in tables.items()},
+            images=plots,
+            html=report_path.read_text(encoding="utf-8"),
+        )
+        print(f"Comet offline experiment: {archive} (send it with `comet upload {archive}`)")
+    print(f"Done in {time.perf_counter() - started:.0f} s.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,114 @@
+"""``bert-score``: BERTScore of a candidate file against one or more reference files.
+
+The options follow bert_score's own ``bert-score`` command (``-c``, ``-r`` with several
+files, ``--lang``, ``-m``, ``-l``, ``--idf``, ``--rescale-with-baseline``), and the
+scores equal its ``batch_size=1`` values (see the engine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+from opik_semantic_metrics.bertscore.engine import BERTScoreEngine, BERTScoreResult
+from opik_semantic_metrics.cli.common import (
+    add_model_options,
+    bertscore_engine,
+    chunks,
+    read_aligned,
+)
+from opik_semantic_metrics.report.tables import Table
+
+_SCORES = ("precision", "recall", "f1")
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "bert-score",
+        help="BERTScore of candidate lines against reference lines",
+        description="BERTScore of each candidate line against the same line of every "
+        "reference file (several files: the best reference counts, per score), with the "
+        "means. Without --model, the default model of --lang (en: roberta-large L17).",
+    )
+    parser.add_argument("-c", "--candidates", required=True, help="candidate file, one a line")
+    parser.add_argument(
+        "-r", "--references", required=True, nargs="+", help="reference file(s), aligned"
+    )
+    parser.add_argument("-l", "--num-layers", type=int, default=None, help="layer to use")
+    parser.add_argument("--lang", default=None, help="language of the default model/baseline")
+    parser.add_argument("--idf", action="store_true", help="idf weights from the references")
+    parser.add_argument(
+        "--rescale-with-baseline", action="store_true", help="rescale with a baseline"
+    )
+    parser.add_argument("--baseline-path", default=None, help="a baseline file of your own")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_model_options(parser, default_model=None)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    candidates, *reference_columns = read_aligned([args.candidates, *args.references])
+    references = [list(group) for group in zip(*reference_columns, strict=True)]
+    engine = bertscore_engine(
+        args,
+        idf=args.idf,
+        rescale_with_baseline=args.rescale_with_baseline,
+        baseline_path=args.baseline_path,
+    )
+    if args.idf:
+        engine.fit_idf(references)
+    results: list[BERTScoreResult] = []
+    for part in chunks(len(candidates), 4 * args.batch_size, progress=args.progress, unit="line"):
+        results.extend(engine.score(candidates[part], references[part]))
+    means = {key: sum(getattr(r, key) for r in results) / len(results) for key in _SCORES}
+    if args.json:
+        print(json.dumps(_as_json(args, engine, results, means), indent=2))
+    else:
+        rows = tuple(
+            (str(line), *(_fixed(getattr(result, key)) for key in _SCORES))
+            for line, result in enumerate(results, start=1)
+        )
+        print(Table(("line", "P", "R", "F1"), rows).to_text())
+        print(
+            f"{engine.hash} P: {_fixed(means['precision'])} R: {_fixed(means['recall'])} "
+            f"F1: {_fixed(means['f1'])}"
+        )
+    return 0
+
+
+def _fixed(value: float) -> str:
+    return f"{value:.6f}"
+
+
+def _finite(value: float) -> float | None:
+    """NaN (undefined with idf) as JSON null, since JSON has no NaN."""
+    return None if math.isnan(value) else value
+
+
+def _as_json(
+    args: argparse.Namespace,
+    engine: BERTScoreEngine,
+    results: list[BERTScoreResult],
+    means: dict[str, float],
+) -> dict[str, Any]:
+    return {
+        "metric": "bertscore",
+        "hash": engine.hash,
+        "model": engine.model_name,
+        "layer": engine.num_layers,
+        "candidates": args.candidates,
+        "references": args.references,
+        "mean": {key: _finite(value) for key, value in means.items()},
+        "scores": [
+            {
+                "line": line,
+                **{key: _finite(getattr(result, key)) for key in _SCORES},
+                "best_reference": result.best_reference,
+                "truncated": result.candidate_truncated or result.reference_truncated,
+                "empty": result.candidate_empty or result.reference_empty,
+            }
+            for line, result in enumerate(results, start=1)
+        ],
+    }

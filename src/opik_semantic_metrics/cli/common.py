@@ -1,0 +1,130 @@
+"""What every subcommand shares: reading text files strictly, errors, progress, options."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from tqdm import tqdm
+
+from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+
+
+class CliError(Exception):
+    """A problem the user can fix (a file, an argument); printed as one line, exit code 2."""
+
+
+def read_lines(path: str | Path) -> list[str]:
+    """The lines of a UTF-8 text file, one text per line.
+
+    Lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only (other Unicode separators stay inside
+    the text, so line counts match what editors and ``wc -l`` show); a final line break
+    does not start an empty last line; a byte-order mark is ignored.
+
+    Raises:
+        CliError: The file is missing, unreadable, not UTF-8, or has no lines.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise CliError(f"cannot read {path}: {error.strerror or error}") from error
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise CliError(
+            f"{path} is not UTF-8 text: byte 0x{data[error.start]:02x} at line {line} "
+            "(convert it, e.g. with iconv -t UTF-8)"
+        ) from error
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    if not lines:
+        raise CliError(f"{path} is empty: expected one text per line")
+    return lines
+
+
+def read_aligned(paths: Sequence[str | Path]) -> list[list[str]]:
+    """Several files with one text per line each, checked to have equally many lines.
+
+    Raises:
+        CliError: A file cannot be read, or two files differ in line count.
+    """
+    columns = [read_lines(path) for path in paths]
+    first = columns[0]
+    for path, column in zip(paths[1:], columns[1:], strict=True):
+        if len(column) != len(first):
+            raise CliError(
+                f"{path} has {len(column)} lines but {paths[0]} has {len(first)}: the files "
+                "must be aligned, one text per line"
+            )
+    return columns
+
+
+def chunks(count: int, size: int, *, progress: bool | None, unit: str) -> Iterator[slice]:
+    """Slices of ``range(count)`` of ``size`` items, with a progress bar on stderr.
+
+    ``progress`` None shows the bar only when stderr is a terminal.
+    """
+    with tqdm(
+        total=count,
+        unit=unit,
+        disable=None if progress is None else not progress,
+        file=sys.stderr,
+        leave=False,
+    ) as bar:
+        for start in range(0, count, size):
+            stop = min(start + size, count)
+            yield slice(start, stop)
+            bar.update(stop - start)
+
+
+def add_model_options(parser: argparse.ArgumentParser, *, default_model: str | None) -> None:
+    """``--model``, ``--device``, ``--batch-size`` and ``--progress``."""
+    parser.add_argument(
+        "-m",
+        "--model",
+        default=default_model,
+        help="Hub id, local directory, or all-MiniLM-L6-v2 (the packaged offline model)"
+        + (f"; default {default_model}" if default_model else ""),
+    )
+    parser.add_argument(
+        "--device", default=None, help="cpu, cuda, cuda:1, ...; default: CUDA when available"
+    )
+    parser.add_argument(
+        "-b", "--batch-size", type=int, default=64, help="texts per forward pass (default 64)"
+    )
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars on stderr (default: when stderr is a terminal)",
+    )
+
+
+def bertscore_engine(args: argparse.Namespace, **options: object) -> BERTScoreEngine:
+    """The BERTScore engine the model options and ``--num-layers``/``--lang`` ask for.
+
+    Raises:
+        CliError: Inconsistent settings (a layer out of range, rescaling without a
+            baseline).
+        ModelUnavailableError: The model cannot be had.
+    """
+    try:
+        engine = BERTScoreEngine(
+            args.model,
+            args.num_layers,
+            lang=args.lang,
+            device=args.device,
+            batch_size=args.batch_size,
+            **options,  # type: ignore[arg-type]
+        )
+        # Load now: a layer out of range shows up at loading, and the model's loading
+        # time then stays out of the progress bar.
+        engine.encoder  # noqa: B018
+    except ValueError as error:
+        raise CliError(str(error)) from error
+    return engine

@@ -1,0 +1,138 @@
+"""``compare``: two systems' per-line scores, with paired significance tests.
+
+Reads two result files (the JSON that ``bert-score --json`` or ``comet-score --json``
+prints, or plain files with one number per line) scored on the same lines, and prints
+each system's mean with its bootstrap interval, the paired t-test and the paired
+bootstrap resampling of :mod:`opik_semantic_metrics.compare.stats`, and the verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+from typing import Any
+
+from opik_semantic_metrics.cli.common import CliError, read_lines
+from opik_semantic_metrics.compare.experiments import MetricSummary
+from opik_semantic_metrics.compare.stats import bootstrap_interval, compare_systems
+from opik_semantic_metrics.report.tables import summaries_pairwise_table, summary_table
+
+#: Score keys tried, in order, when --score is not given.
+DEFAULT_SCORE_KEYS = ("f1", "score")
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare two result files with paired significance tests",
+        description="Compare two systems scored on the same lines: means with bootstrap "
+        "intervals, paired t-test, paired bootstrap resampling (Koehn, 2004), verdict.",
+    )
+    parser.add_argument("results_a", help="first result file (JSON from --json, or numbers)")
+    parser.add_argument("results_b", help="second result file")
+    parser.add_argument(
+        "--score", default=None, help="score key in JSON files (default: f1, else score)"
+    )
+    parser.add_argument("--names", nargs=2, default=None, help="names of the two systems")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.set_defaults(run=run)
+
+
+def read_scores(path: str, key: str | None) -> tuple[str, list[float]]:
+    """``(score key, per-line scores)`` of a result file.
+
+    Raises:
+        CliError: Unreadable or malformed file, a missing key, or a line without a score.
+    """
+    lines = read_lines(path)
+    if lines[0].lstrip().startswith("{"):
+        return _json_scores(path, "\n".join(lines), key)
+    scores = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            scores.append(float(line))
+        except ValueError:
+            raise CliError(f"{path} line {number} is not a number: {line[:40]!r}") from None
+    return key or "score", _checked(path, scores)
+
+
+def _json_scores(path: str, text: str, key: str | None) -> tuple[str, list[float]]:
+    try:
+        rows = json.loads(text)["scores"]
+    except (json.JSONDecodeError, KeyError, TypeError) as error:
+        raise CliError(f"{path} is not a result file with a 'scores' list ({error})") from None
+    if not isinstance(rows, list) or not rows or not isinstance(rows[0], dict):
+        raise CliError(f"{path} has no per-line scores")
+    if key is None:
+        key = next((name for name in DEFAULT_SCORE_KEYS if name in rows[0]), None)
+        if key is None:
+            raise CliError(f"{path}: pass --score, one of {sorted(rows[0])}")
+    values = []
+    for number, row in enumerate(rows, start=1):
+        value = row.get(key) if isinstance(row, dict) else None
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise CliError(f"{path} has no {key!r} score for line {number}")
+        values.append(float(value))
+    return key, _checked(path, values)
+
+
+def _checked(path: str, scores: list[float]) -> list[float]:
+    for number, value in enumerate(scores, start=1):
+        if not math.isfinite(value):
+            raise CliError(f"{path} line {number} has no finite score ({value})")
+    return scores
+
+
+def run(args: argparse.Namespace) -> int:
+    key_a, scores_a = read_scores(args.results_a, args.score)
+    key_b, scores_b = read_scores(args.results_b, args.score)
+    if len(scores_a) != len(scores_b):
+        raise CliError(
+            f"{args.results_b} has {len(scores_b)} scores but {args.results_a} has "
+            f"{len(scores_a)}: compare systems scored on the same lines"
+        )
+    name_a, name_b = args.names or (args.results_a, args.results_b)
+    if name_a == name_b:
+        raise CliError("the two systems need different names (use --names)")
+    metric = key_a if key_a == key_b else f"{key_a} / {key_b}"
+    options = {"resamples": args.resamples, "seed": args.seed}
+    comparison = compare_systems(
+        scores_a, scores_b, name_a=name_a, name_b=name_b, alpha=args.alpha, **options
+    )
+    summary = MetricSummary(
+        metric=metric,
+        intervals={
+            name_a: bootstrap_interval(scores_a, **options),
+            name_b: bootstrap_interval(scores_b, **options),
+        },
+        comparisons=(comparison,),
+        items=len(scores_a),
+        excluded=0,
+    )
+    if args.json:
+        document = {
+            "metric": metric,
+            "items": summary.items,
+            "intervals": {n: dataclasses.asdict(i) for n, i in summary.intervals.items()},
+            **dataclasses.asdict(comparison),
+        }
+        print(json.dumps(document, indent=2))
+        return 0
+    print(summary_table([summary]).to_text())
+    print()
+    print(summaries_pairwise_table([summary]).to_text())
+    verdict = "significantly" if comparison.significant else "not significantly"
+    if comparison.winner is None:
+        print(f"\nNo difference: both systems have the mean {comparison.mean_a:.6f}.")
+    else:
+        loser = name_b if comparison.winner == name_a else name_a
+        print(
+            f"\n{comparison.winner} scores {verdict} higher than {loser} on {metric} "
+            f"(paired t-test p = {comparison.t_test.p_value:.4g}, alpha {args.alpha})."
+        )
+    return 0

@@ -1,0 +1,74 @@
+"""``heatmap``: one pair's token-similarity matrix, drawn to a PNG file."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from opik_semantic_metrics.cli.common import (
+    CliError,
+    add_model_options,
+    bertscore_engine,
+    read_lines,
+)
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "heatmap",
+        help="draw one pair's token similarity matrix to a PNG",
+        description="The cosine similarity of every candidate token with every reference "
+        "token (the matrix BERTScore's greedy matching reads), as a heatmap with each "
+        "candidate token's best match framed. Texts come from the command line or from "
+        "line --line of two files.",
+    )
+    candidate = parser.add_mutually_exclusive_group(required=True)
+    candidate.add_argument("--candidate", help="the candidate text")
+    candidate.add_argument("-c", "--candidates", help="candidate file, one text a line")
+    reference = parser.add_mutually_exclusive_group(required=True)
+    reference.add_argument("--reference", help="the reference text")
+    reference.add_argument("-r", "--references", help="reference file, one text a line")
+    parser.add_argument("--line", type=int, default=1, help="line of the files (from 1)")
+    parser.add_argument("-o", "--output", required=True, help="PNG file to write")
+    parser.add_argument("-l", "--num-layers", type=int, default=None, help="layer to use")
+    parser.add_argument("--lang", default=None, help="language of the default model")
+    parser.add_argument("--dpi", type=int, default=100, help="resolution of the PNG")
+    add_model_options(parser, default_model=None)
+    parser.set_defaults(run=run)
+
+
+def _text(text: str | None, path: str | None, line: int) -> str:
+    if text is not None:
+        return text
+    assert path is not None  # argparse's required group gives one of the two
+    lines = read_lines(path)
+    if not 1 <= line <= len(lines):
+        raise CliError(f"--line {line} is outside {path}, which has {len(lines)} lines")
+    return lines[line - 1]
+
+
+def run(args: argparse.Namespace) -> int:
+    candidate = _text(args.candidate, args.candidates, args.line)
+    reference = _text(args.reference, args.references, args.line)
+    output = Path(args.output)
+    if output.suffix.lower() != ".png":
+        raise CliError(f"--output must name a .png file, got {output}")
+    try:
+        from opik_semantic_metrics.report.plots import figure_png, similarity_heatmap
+    except ImportError as error:
+        raise CliError(str(error)) from error
+    engine = bertscore_engine(args)
+    candidate_tokens, reference_tokens, matrix = engine.token_similarity(candidate, reference)
+    [result] = engine.score([candidate], [reference])
+    title = f"BERTScore F1 {result.f1:.3f} (P {result.precision:.3f}, R {result.recall:.3f})"
+    figure = similarity_heatmap(candidate_tokens, reference_tokens, matrix, title=title)
+    try:
+        output.write_bytes(figure_png(figure, dpi=args.dpi))
+    except OSError as error:
+        raise CliError(f"cannot write {output}: {error.strerror or error}") from error
+    print(
+        f"{output}: {len(candidate_tokens)} x {len(reference_tokens)} tokens, {title}, "
+        f"{engine.model_name} L{engine.num_layers}"
+    )
+    return 0

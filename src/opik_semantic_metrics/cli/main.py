@@ -1,0 +1,63 @@
+"""Entry point of ``opik-semantic-metrics`` (also ``python -m opik_semantic_metrics.cli``).
+
+Errors the user can fix (files, arguments, models that cannot be had, bad input) are
+printed as one line on stderr and exit with status 2, as argparse does for bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from opik_semantic_metrics.cli import bertscore, compare, heatmap
+from opik_semantic_metrics.cli.common import CliError
+from opik_semantic_metrics.errors import InputError, ModelUnavailableError
+
+PROGRAM = "opik-semantic-metrics"
+#: Exit status of an error the user can fix.
+USAGE_ERROR = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command's parser, one subparser per subcommand."""
+    parser = argparse.ArgumentParser(
+        prog=PROGRAM,
+        description="Score text files with semantic metrics, compare results, draw heatmaps.",
+    )
+    subparsers = parser.add_subparsers(title="subcommands", required=True, metavar="COMMAND")
+    for command in (bertscore, compare, heatmap):
+        command.add_parser(subparsers)
+    return parser
+
+
+def _configure_output() -> None:
+    """Our warnings as one prefixed line each; no model-loading bars or library advice."""
+    from transformers.utils import logging as transformers_logging
+
+    logging.basicConfig(level=logging.WARNING, format=f"{PROGRAM}: warning: %(message)s")
+    transformers_logging.set_verbosity_error()
+    transformers_logging.disable_progress_bar()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; returns the exit status.
+
+    Example:
+        >>> main(["compare", "missing-a.txt", "missing-b.txt"])
+        2
+    """
+    args = build_parser().parse_args(argv)
+    _configure_output()
+    try:
+        return int(args.run(args))
+    except (CliError, InputError, ModelUnavailableError) as error:
+        message = " ".join(str(error).split())
+        print(f"{PROGRAM}: error: {message}", file=sys.stderr)
+        return USAGE_ERROR
+    except BrokenPipeError:
+        # The reader went away (`... | head`): stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

@@ -1,0 +1,146 @@
+"""Agreement of a metric with human judgments: system-level and summary-level.
+
+The two levels of Bhandari et al. (2020), "Re-evaluating Evaluation in Text
+Summarization" (EMNLP), section 3, for a metric and a human score given on the same
+(document, system) grid:
+
+- system level: the correlation, over systems, of each system's mean metric score with
+  its mean human score (does the metric rank systems as people do?);
+- summary level: for each document, the correlation, over systems, of the metric and the
+  human scores of that document's summaries, averaged over documents (does it rank the
+  summaries of one input as people do?). Documents where either score is the same for
+  every system have no defined correlation and are left out, and counted.
+
+Each level reports Pearson's r, Spearman's rho and Kendall's tau-b (scipy's defaults).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """Three correlation coefficients of the same pairs of values.
+
+    Attributes:
+        pearson, spearman, kendall: Pearson's r, Spearman's rho, Kendall's tau-b.
+        count: How many values each coefficient is computed on (systems at system
+            level, documents averaged over at summary level).
+        skipped: Documents left out at summary level (constant scores); 0 at system level.
+    """
+
+    pearson: float
+    spearman: float
+    kendall: float
+    count: int
+    skipped: int = 0
+
+
+def _grid(scores: Sequence[Sequence[float]], name: str) -> np.ndarray:
+    values = np.asarray(scores, dtype=np.float64)
+    if values.ndim != 2 or values.shape[0] == 0 or values.shape[1] < 2:
+        raise ValueError(
+            f"Expected `{name}` as a (documents, systems) grid with two or more systems, "
+            f"got shape {values.shape}."
+        )
+    if not np.isfinite(values).all():
+        raise ValueError(f"Expected `{name}` to hold finite numbers only (no NaN or inf).")
+    return values
+
+
+def _grids(
+    metric: Sequence[Sequence[float]], human: Sequence[Sequence[float]]
+) -> tuple[np.ndarray, np.ndarray]:
+    metric_grid, human_grid = _grid(metric, "metric"), _grid(human, "human")
+    if metric_grid.shape != human_grid.shape:
+        raise ValueError(
+            f"Expected `metric` and `human` on the same grid, got {metric_grid.shape} and "
+            f"{human_grid.shape}."
+        )
+    return metric_grid, human_grid
+
+
+def _coefficients(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    with warnings.catch_warnings():
+        # Tiny samples (3 systems) make scipy warn that its p-values are inexact; only
+        # the coefficients are used here.
+        warnings.simplefilter("ignore")
+        return (
+            float(scipy_stats.pearsonr(x, y).statistic),
+            float(scipy_stats.spearmanr(x, y).statistic),
+            float(scipy_stats.kendalltau(x, y).statistic),
+        )
+
+
+def system_level(
+    metric: Sequence[Sequence[float]], human: Sequence[Sequence[float]]
+) -> Correlation:
+    """Correlation of the systems' mean metric scores with their mean human scores.
+
+    Args:
+        metric: ``metric[d][s]`` = the metric's score of system ``s`` on document ``d``.
+        human: The human scores on the same grid.
+
+    Returns:
+        The three coefficients over the systems (``count`` = number of systems).
+
+    Raises:
+        ValueError: Mismatched or malformed grids, or constant system means.
+
+    Example:
+        >>> result = system_level([[0.9, 0.5, 0.1], [0.7, 0.6, 0.2]],
+        ...                       [[0.6, 0.4, 0.3], [0.5, 0.4, 0.4]])
+        >>> round(result.pearson, 3), result.spearman, result.kendall, result.count
+        (0.916, 1.0, 1.0, 3)
+    """
+    metric_grid, human_grid = _grids(metric, human)
+    metric_means, human_means = metric_grid.mean(axis=0), human_grid.mean(axis=0)
+    if np.ptp(metric_means) == 0 or np.ptp(human_means) == 0:
+        raise ValueError("System-level correlation is undefined: a score is the same for all.")
+    pearson, spearman, kendall = _coefficients(metric_means, human_means)
+    return Correlation(pearson, spearman, kendall, count=metric_grid.shape[1])
+
+
+def summary_level(
+    metric: Sequence[Sequence[float]], human: Sequence[Sequence[float]]
+) -> Correlation:
+    """Per-document correlation over systems, averaged over documents.
+
+    Args:
+        metric: ``metric[d][s]`` = the metric's score of system ``s`` on document ``d``.
+        human: The human scores on the same grid.
+
+    Returns:
+        The averaged coefficients; ``count`` documents averaged, ``skipped`` documents
+        left out because a score was constant over their systems.
+
+    Raises:
+        ValueError: Mismatched or malformed grids, or no document with a defined
+            correlation.
+
+    Example:
+        >>> result = summary_level([[0.9, 0.5, 0.1], [0.2, 0.6, 0.7], [0.3, 0.3, 0.3]],
+        ...                        [[0.6, 0.4, 0.3], [0.5, 0.4, 0.1], [0.2, 0.5, 0.1]])
+        >>> round(result.pearson, 3), result.spearman, result.count, result.skipped
+        (0.082, 0.0, 2, 1)
+    """
+    metric_grid, human_grid = _grids(metric, human)
+    defined = (np.ptp(metric_grid, axis=1) > 0) & (np.ptp(human_grid, axis=1) > 0)
+    if not defined.any():
+        raise ValueError("Summary-level correlation is undefined: every document is constant.")
+    rows = zip(metric_grid[defined], human_grid[defined], strict=True)
+    per_document = np.array([_coefficients(m, h) for m, h in rows])
+    pearson, spearman, kendall = per_document.mean(axis=0).tolist()
+    return Correlation(
+        pearson,
+        spearman,
+        kendall,
+        count=int(defined.sum()),
+        skipped=int((~defined).sum()),
+    )

@@ -1,0 +1,336 @@
+"""Run Opik experiments and compare them item by item.
+
+Comparing two systems needs, per metric, the scores of the same items in the same
+order; Opik gives one ``TestResult`` per dataset item holding that item's
+``ScoreResult``s. This module turns test results into per-item scores keyed by an item
+field (:func:`collect_scores`), summarises experiments with bootstrap intervals and
+pairwise significance (:func:`summarize`, using :mod:`~opik_semantic_metrics.compare.stats`),
+and runs experiments on an Opik server when one is configured and on Opik's local
+engine otherwise (:class:`ExperimentRunner`).
+
+A score whose computation failed (``scoring_failed``) is never silently dropped: it is
+listed in :attr:`ExperimentScores.failed`, and :class:`MetricSummary` counts the items
+left out of a comparison because some experiment has no score for them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import opik
+from opik.config import OpikConfig
+from opik.evaluation.metrics.base_metric import BaseMetric
+from opik.evaluation.test_result import TestResult
+
+from opik_semantic_metrics.compare.stats import (
+    Comparison,
+    Interval,
+    bootstrap_interval,
+    compare_systems,
+)
+
+Task = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class ExperimentScores:
+    """Per-item scores of one experiment.
+
+    Attributes:
+        name: The experiment's (system's) name.
+        items: Keys of every item the experiment ran on, sorted.
+        scores: Metric name (``ScoreResult.name``) -> item key -> score.
+        failed: Name of a failed ``ScoreResult`` (Opik names it after the metric) ->
+            keys of the items it failed on, in run order.
+    """
+
+    name: str
+    items: tuple[str, ...]
+    scores: Mapping[str, Mapping[str, float]]
+    failed: Mapping[str, tuple[str, ...]]
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """Names of the metrics with at least one score or failure, in first-seen order."""
+        return tuple(dict.fromkeys([*self.scores, *self.failed]))
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    """Several experiments compared on one metric, over the items all of them scored.
+
+    Attributes:
+        metric: The metric's name.
+        intervals: Experiment name -> mean and bootstrap interval, in experiment order.
+        comparisons: Every pair of experiments (earlier one as A), paired tests included.
+        items: Number of items compared.
+        excluded: Items some experiment ran on but not every experiment scored (a failed
+            score, or an item missing from a run).
+    """
+
+    metric: str
+    intervals: Mapping[str, Interval]
+    comparisons: tuple[Comparison, ...]
+    items: int
+    excluded: int
+
+    @property
+    def ranking(self) -> tuple[str, ...]:
+        """Experiment names from the highest mean to the lowest."""
+        return tuple(sorted(self.intervals, key=lambda name: -self.intervals[name].mean))
+
+
+def collect_scores(
+    test_results: Sequence[TestResult], name: str, *, key_field: str | None = None
+) -> ExperimentScores:
+    """Per-item scores of one experiment's Opik test results.
+
+    Args:
+        test_results: ``EvaluationResult.test_results`` (from ``opik.evaluate`` or
+            ``opik.evaluate_on_dict_items``).
+        name: The experiment's name.
+        key_field: Dataset item field that identifies an item across experiments (such as
+            a document id); ``None`` uses Opik's dataset item id.
+
+    Returns:
+        The experiment's scores.
+
+    Raises:
+        ValueError: An item lacks ``key_field``, or two results share a key (an
+            experiment with several trials per item).
+
+    Example:
+        >>> from opik.evaluation.metrics import Equals
+        >>> result = opik.evaluate_on_dict_items(
+        ...     items=[{"qid": "q1", "reference": "4"}, {"qid": "q2", "reference": "6"}],
+        ...     task=lambda item: {"output": "4"},
+        ...     scoring_metrics=[Equals(track=False)],
+        ... )
+        >>> collected = collect_scores(result.test_results, "always-4", key_field="qid")
+        >>> dict(collected.scores["equals_metric"])
+        {'q1': 1.0, 'q2': 0.0}
+    """
+    scores: dict[str, dict[str, float]] = defaultdict(dict)
+    failed: dict[str, list[str]] = defaultdict(list)
+    seen: set[str] = set()
+    for test in test_results:
+        key = _item_key(test, key_field)
+        if key in seen:
+            raise ValueError(
+                f"Item {key!r} appears twice in experiment {name!r}: pass a `key_field` that "
+                "identifies items, and one trial per item."
+            )
+        seen.add(key)
+        for result in test.score_results:
+            if result.scoring_failed:
+                failed[result.name].append(key)
+            else:
+                scores[result.name][key] = float(result.value)
+    ordered = sorted(seen)
+    return ExperimentScores(
+        name=name,
+        items=tuple(ordered),
+        scores={
+            metric: {key: by_key[key] for key in ordered if key in by_key}
+            for metric, by_key in scores.items()
+        },
+        failed={metric: tuple(keys) for metric, keys in failed.items()},
+    )
+
+
+def _item_key(test: TestResult, key_field: str | None) -> str:
+    if key_field is None:
+        return test.test_case.dataset_item_id
+    content = test.test_case.dataset_item_content
+    if key_field not in content:
+        raise ValueError(
+            f"Expected every dataset item to have the field {key_field!r}; item "
+            f"{test.test_case.dataset_item_id} has {sorted(content)}."
+        )
+    return str(content[key_field])
+
+
+def aligned_scores(
+    experiments: Sequence[ExperimentScores], metric: str
+) -> tuple[list[str], dict[str, list[float]]]:
+    """Scores of ``metric`` on the items every experiment scored, in one item order.
+
+    Returns:
+        ``(keys, values)``: the shared item keys (sorted) and, per experiment name,
+        its scores for those keys in that order.
+    """
+    per_experiment = [experiment.scores.get(metric, {}) for experiment in experiments]
+    keys = sorted(set.intersection(*(set(scores) for scores in per_experiment)))
+    return keys, {
+        experiment.name: [scores[key] for key in keys]
+        for experiment, scores in zip(experiments, per_experiment, strict=True)
+    }
+
+
+def summarize(
+    experiments: Sequence[ExperimentScores],
+    metrics: Sequence[str] | None = None,
+    *,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> list[MetricSummary]:
+    """Means, bootstrap intervals and pairwise significance of experiments, per metric.
+
+    Args:
+        experiments: Experiments over the same dataset, with distinct names.
+        metrics: Metric names to summarise; ``None`` takes every metric of the first
+            experiment.
+        confidence: Coverage of the bootstrap intervals.
+        alpha: Significance level of the pairwise tests.
+        resamples: Bootstrap resamples (intervals and paired bootstrap).
+        seed: Seed of the resampling.
+
+    Returns:
+        One summary per metric, in order.
+
+    Raises:
+        ValueError: Fewer than two experiments, duplicate names, or a metric no item was
+            scored on by every experiment.
+    """
+    names = [experiment.name for experiment in experiments]
+    if len(names) < 2 or len(set(names)) != len(names):
+        raise ValueError(f"Expected two or more experiments with distinct names, got {names}.")
+    summaries = []
+    for metric in metrics if metrics is not None else experiments[0].metrics:
+        keys, values = aligned_scores(experiments, metric)
+        if not keys:
+            raise ValueError(f"No item has a {metric!r} score in every experiment.")
+        ran = set().union(*(experiment.items for experiment in experiments))
+        intervals = {
+            name: bootstrap_interval(scores, confidence=confidence, resamples=resamples, seed=seed)
+            for name, scores in values.items()
+        }
+        comparisons = tuple(
+            compare_systems(
+                values[name_a],
+                values[name_b],
+                name_a=name_a,
+                name_b=name_b,
+                alpha=alpha,
+                resamples=resamples,
+                seed=seed,
+            )
+            for name_a, name_b in itertools.combinations(names, 2)
+        )
+        summaries.append(
+            MetricSummary(
+                metric=metric,
+                intervals=intervals,
+                comparisons=comparisons,
+                items=len(keys),
+                excluded=len(ran) - len(keys),
+            )
+        )
+    return summaries
+
+
+def opik_server_configured(config: OpikConfig | None = None) -> bool:
+    """Whether Opik has somewhere to log to and tracking is on.
+
+    True when a server URL or an API key is set, by ``OPIK_URL_OVERRIDE`` /
+    ``OPIK_API_KEY`` or in the configuration file ``opik configure`` writes
+    (``~/.opik.config``, or ``OPIK_CONFIG_PATH``), unless ``OPIK_TRACK_DISABLE`` turns
+    tracking off.
+    """
+    config = config if config is not None else OpikConfig()
+    if config.track_disable:
+        return False
+    return "url_override" in config.model_fields_set or config.api_key is not None
+
+
+class ExperimentRunner:
+    """Runs experiments over one set of dataset items, on Opik's server or locally.
+
+    With a server (see :func:`opik_server_configured`) the items go into the Opik
+    dataset ``dataset_name`` once (Opik skips items it already holds) and each
+    :meth:`run` is an ``opik.evaluate`` experiment with its name and configuration, to
+    compare in the Opik UI. Without one, each run goes through
+    ``opik.evaluate_on_dict_items``: the same engine, threads and metrics, no server.
+
+    Args:
+        items: Dataset items (JSON-serialisable dicts).
+        dataset_name: The Opik dataset's name.
+        key_field: Item field identifying an item across experiments.
+        online: Force the server (True) or local (False) mode; ``None`` decides by the
+            Opik configuration.
+        task_threads: Threads running the task and the metrics.
+
+    Example:
+        >>> from opik.evaluation.metrics import Equals
+        >>> runner = ExperimentRunner(
+        ...     [{"qid": "q1", "reference": "4"}], "arith", key_field="qid", online=False
+        ... )
+        >>> scores = runner.run("always-4", lambda item: {"output": "4"}, [Equals(track=False)])
+        >>> dict(scores.scores["equals_metric"])
+        {'q1': 1.0}
+    """
+
+    def __init__(
+        self,
+        items: Sequence[dict[str, Any]],
+        dataset_name: str,
+        *,
+        key_field: str,
+        online: bool | None = None,
+        task_threads: int = 16,
+    ) -> None:
+        self.items = list(items)
+        self.dataset_name = dataset_name
+        self.key_field = key_field
+        self.online = opik_server_configured() if online is None else online
+        self.task_threads = task_threads
+        #: Experiment name -> its page in the Opik UI (server mode only).
+        self.experiment_urls: dict[str, str | None] = {}
+        self._dataset: Any = None
+        if self.online:
+            self._dataset = opik.Opik().get_or_create_dataset(dataset_name)
+            self._dataset.insert(self.items)
+
+    def run(
+        self,
+        name: str,
+        task: Task,
+        metrics: Sequence[BaseMetric],
+        config: Mapping[str, Any] | None = None,
+    ) -> ExperimentScores:
+        """Run one experiment and collect its per-item scores.
+
+        Args:
+            name: Experiment name.
+            task: Called with each dataset item; returns the fields the metrics read.
+            metrics: The scoring metrics.
+            config: ``experiment_config`` logged with the experiment (server mode).
+
+        Returns:
+            The experiment's per-item scores.
+        """
+        if self.online:
+            result = opik.evaluate(
+                dataset=self._dataset,
+                task=task,
+                scoring_metrics=list(metrics),
+                experiment_name=name,
+                experiment_config=dict(config or {}),
+                task_threads=self.task_threads,
+                verbose=0,
+            )
+            self.experiment_urls[name] = result.experiment_url
+        else:
+            result = opik.evaluate_on_dict_items(
+                items=self.items,
+                task=task,
+                scoring_metrics=list(metrics),
+                scoring_threads=self.task_threads,
+            )
+        return collect_scores(result.test_results, name, key_field=self.key_field)

@@ -1,0 +1,1 @@
+"""Tables, plots and HTML reports of experiment comparisons (no Opik import)."""

@@ -1,0 +1,183 @@
+"""Plots of experiment comparisons: score distributions and token-similarity heatmaps.
+
+Figures are built with matplotlib's object API (``matplotlib.figure.Figure``), never
+``pyplot``: no global figure state, no GUI backend, safe from any thread.
+:func:`figure_png` renders a figure to PNG bytes for files, HTML reports and experiment
+trackers.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+try:
+    from matplotlib.figure import Figure
+except ImportError as error:  # matplotlib is an optional dependency
+    raise ImportError(
+        "Plots need matplotlib: pip install 'opik-semantic-metrics[report]'."
+    ) from error
+
+#: One colour per system, in order (matplotlib's "tab10" palette).
+SYSTEM_COLORS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+#: Colour map of the similarity heatmap.
+HEATMAP_COLORMAP = "viridis"
+#: Colour of the frames marking each candidate token's best match.
+MATCH_COLOR = "#ff0000"
+
+
+def score_distributions(
+    scores: Mapping[str, Mapping[str, Sequence[float]]], *, title: str | None = None
+) -> Figure:
+    """One panel per metric: each system's per-item scores as a violin, box and mean.
+
+    Args:
+        scores: Metric name -> system name -> per-item scores. Systems get the colours
+            of :data:`SYSTEM_COLORS` in the order of the first metric.
+        title: Title above the panels.
+
+    Returns:
+        The figure.
+
+    Raises:
+        ValueError: No metric, no system, or a system without scores.
+
+    Example:
+        >>> figure = score_distributions({"f1": {"a": [0.8, 0.9], "b": [0.5, 0.7]}})
+        >>> [axes.get_title() for axes in figure.axes]
+        ['f1']
+    """
+    if not scores or any(not systems for systems in scores.values()):
+        raise ValueError("Expected at least one metric with at least one system.")
+    systems = list(dict.fromkeys(name for by_system in scores.values() for name in by_system))
+    if len(systems) > len(SYSTEM_COLORS):
+        raise ValueError(f"Expected at most {len(SYSTEM_COLORS)} systems, got {len(systems)}.")
+    colors = dict(zip(systems, SYSTEM_COLORS, strict=False))
+    figure = Figure(figsize=(4.0 * len(scores) + 0.5, 4.0), layout="constrained")
+    axes_row = figure.subplots(1, len(scores), squeeze=False)[0]
+    for axes, (metric, by_system) in zip(axes_row, scores.items(), strict=True):
+        names = list(by_system)
+        data = [np.asarray(by_system[name], dtype=np.float64) for name in names]
+        if any(values.size == 0 for values in data):
+            raise ValueError(f"Expected scores for every system of {metric!r}.")
+        positions = np.arange(1, len(names) + 1)
+        violins = axes.violinplot(data, positions, showextrema=False, widths=0.8)
+        for body, name in zip(violins["bodies"], names, strict=True):
+            body.set_facecolor(colors[name])
+            body.set_edgecolor(colors[name])
+            body.set_linewidth(1.5)
+            body.set_alpha(0.55)
+        axes.boxplot(
+            data,
+            positions=positions,
+            widths=0.14,
+            showfliers=False,
+            medianprops={"color": "black"},
+        )
+        axes.scatter(
+            positions,
+            [values.mean() for values in data],
+            marker="D",
+            color="black",
+            zorder=3,
+            label="mean",
+        )
+        axes.set_xticks(positions, names)
+        axes.set_title(metric)
+        axes.grid(axis="y", alpha=0.3)
+    axes_row[0].set_ylabel("score per item")
+    axes_row[0].legend(loc="lower left", fontsize="small")
+    if title:
+        figure.suptitle(title)
+    return figure
+
+
+def similarity_heatmap(
+    candidate_tokens: Sequence[str],
+    reference_tokens: Sequence[str],
+    matrix: object,
+    *,
+    title: str | None = None,
+) -> Figure:
+    """A token-similarity matrix as a heatmap, each candidate token's best match framed.
+
+    The framed cells are the matches greedy matching takes for precision (the maximum of
+    each row).
+
+    Args:
+        candidate_tokens: Row labels.
+        reference_tokens: Column labels.
+        matrix: ``matrix[i][j]`` = similarity of candidate token ``i`` and reference
+            token ``j`` (a tensor, an array or nested lists).
+        title: Title above the heatmap.
+
+    Returns:
+        The figure.
+
+    Raises:
+        ValueError: The matrix's shape does not match the tokens.
+
+    Example:
+        >>> figure = similarity_heatmap(["a", "cat"], ["a", "dog"], [[0.9, 0.1], [0.2, 0.6]])
+        >>> [label.get_text() for label in figure.axes[0].get_yticklabels()]
+        ['a', 'cat']
+    """
+    values = np.asarray(matrix, dtype=np.float64)
+    expected = (len(candidate_tokens), len(reference_tokens))
+    if values.shape != expected or values.size == 0:
+        raise ValueError(
+            f"Expected a matrix of shape {expected} (candidate x reference tokens), "
+            f"got {values.shape}."
+        )
+    rows, columns = values.shape
+    # About 0.2 inch a token, so that labels stay readable however long the texts are.
+    figure = Figure(
+        figsize=(max(5.0, 0.2 * columns + 2.5), max(4.0, 0.2 * rows + 2.0)),
+        layout="constrained",
+    )
+    axes = figure.subplots()
+    image = axes.imshow(values, cmap=HEATMAP_COLORMAP, vmin=min(0.0, float(values.min())), vmax=1.0)
+    best = values.argmax(axis=1)
+    axes.scatter(
+        best,
+        np.arange(rows),
+        marker="s",
+        s=60,
+        facecolors="none",
+        edgecolors=MATCH_COLOR,
+        linewidths=1.2,
+    )
+    font = "small" if max(rows, columns) <= 40 else "x-small"
+    axes.set_xticks(np.arange(columns), reference_tokens, rotation=90, fontsize=font)
+    axes.set_yticks(np.arange(rows), candidate_tokens, fontsize=font)
+    axes.set_xlabel("reference tokens (framed: each candidate token's best match)")
+    axes.set_ylabel("candidate tokens")
+    figure.colorbar(image, ax=axes, shrink=0.8, label="cosine similarity")
+    if title:
+        axes.set_title(title)
+    return figure
+
+
+def figure_png(figure: Figure, *, dpi: int = 100) -> bytes:
+    """The figure as PNG bytes.
+
+    Example:
+        >>> figure_png(score_distributions({"f1": {"a": [0.5, 0.6]}}))[:8]
+        b'\\x89PNG\\r\\n\\x1a\\n'
+    """
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
+    return buffer.getvalue()

@@ -1,0 +1,232 @@
+"""Tables of experiment comparisons, rendered as plain text, markdown or HTML.
+
+A :class:`Table` is headers and rows of already formatted cells; the builders turn
+:class:`~opik_semantic_metrics.compare.experiments.MetricSummary` and
+:class:`~opik_semantic_metrics.compare.correlation.Correlation` values into tables, so
+that the console, a markdown file and the HTML report show the same numbers.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from opik_semantic_metrics.compare.correlation import Correlation
+from opik_semantic_metrics.compare.experiments import MetricSummary
+from opik_semantic_metrics.compare.stats import Comparison
+
+
+@dataclass(frozen=True)
+class Table:
+    """Headers and rows of text cells; numeric columns are right-aligned in text.
+
+    Example:
+        >>> print(Table(("system", "mean"), (("bart", "0.72"), ("t5", "0.69"))).to_text())
+        system  mean
+        ------  ----
+        bart    0.72
+        t5      0.69
+    """
+
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+    def __post_init__(self) -> None:
+        for row in self.rows:
+            if len(row) != len(self.headers):
+                raise ValueError(
+                    f"Expected rows of {len(self.headers)} cells, got {len(row)}: {row!r}."
+                )
+
+    def _numeric(self, column: int) -> bool:
+        cells = [row[column] for row in self.rows if row[column] not in ("", "-")]
+        return bool(cells) and all(_is_number(cell) for cell in cells)
+
+    def to_text(self) -> str:
+        """Aligned columns with a rule under the headers, for a terminal."""
+        widths = [
+            max(len(cell) for cell in (header, *(row[i] for row in self.rows)))
+            for i, header in enumerate(self.headers)
+        ]
+        numeric = [self._numeric(i) for i in range(len(self.headers))]
+
+        def line(cells: Sequence[str]) -> str:
+            padded = (
+                cell.rjust(width) if right else cell.ljust(width)
+                for cell, width, right in zip(cells, widths, numeric, strict=True)
+            )
+            return "  ".join(padded).rstrip()
+
+        rule = "  ".join("-" * width for width in widths)
+        return "\n".join([line(self.headers), rule, *(line(row) for row in self.rows)])
+
+    def to_markdown(self) -> str:
+        """A GitHub-flavoured markdown table."""
+        aligns = ["---:" if self._numeric(i) else "---" for i in range(len(self.headers))]
+
+        def line(cells: Sequence[str]) -> str:
+            return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+        return "\n".join([line(self.headers), line(aligns), *(line(row) for row in self.rows)])
+
+    def to_html(self) -> str:
+        """An HTML ``<table>`` with escaped cells; numeric columns get ``class="num"``."""
+        numeric = [self._numeric(i) for i in range(len(self.headers))]
+
+        def cells(tag: str, row: Sequence[str]) -> str:
+            return "".join(
+                f'<{tag} class="num">{html.escape(cell)}</{tag}>'
+                if right
+                else f"<{tag}>{html.escape(cell)}</{tag}>"
+                for cell, right in zip(row, numeric, strict=True)
+            )
+
+        head = f"<thead><tr>{cells('th', self.headers)}</tr></thead>"
+        body = "".join(f"<tr>{cells('td', row)}</tr>" for row in self.rows)
+        return f"<table>{head}<tbody>{body}</tbody></table>"
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell.rstrip("*"))
+    except ValueError:
+        return False
+    return True
+
+
+def _number(value: float, digits: int = 4) -> str:
+    return "nan" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _p_value(value: float) -> str:
+    if math.isnan(value):
+        return "nan"
+    return f"{value:.1e}" if 0 < value < 1e-4 else f"{value:.4f}"
+
+
+def summary_table(summaries: Sequence[MetricSummary]) -> Table:
+    """One row per metric and experiment: mean, bootstrap interval and rank.
+
+    Example:
+        >>> from opik_semantic_metrics.compare.experiments import ExperimentScores, summarize
+        >>> a = ExperimentScores("a", ("1", "2"), {"f1": {"1": 0.9, "2": 0.7}}, {})
+        >>> b = ExperimentScores("b", ("1", "2"), {"f1": {"1": 0.5, "2": 0.6}}, {})
+        >>> print(summary_table(summarize([a, b], resamples=100)).to_text())
+        metric  system  items    mean  95% low  95% high  rank
+        ------  ------  -----  ------  -------  --------  ----
+        f1      a           2  0.8000   0.7000    0.9000     1
+        f1      b           2  0.5500   0.5000    0.6000     2
+    """
+    rows = []
+    for summary in summaries:
+        ranks = {name: rank for rank, name in enumerate(summary.ranking, start=1)}
+        for name, interval in summary.intervals.items():
+            rows.append(
+                (
+                    summary.metric,
+                    name,
+                    str(summary.items),
+                    _number(interval.mean),
+                    _number(interval.low),
+                    _number(interval.high),
+                    str(ranks[name]),
+                )
+            )
+    if not summaries:
+        raise ValueError("Expected at least one metric summary.")
+    confidence = f"{next(iter(summaries[0].intervals.values())).confidence:.0%}"
+    return Table(
+        ("metric", "system", "items", "mean", f"{confidence} low", f"{confidence} high", "rank"),
+        tuple(rows),
+    )
+
+
+def pairwise_table(comparisons: Sequence[tuple[str, Comparison]]) -> Table:
+    """One row per (metric, pair of systems): difference, tests and verdict.
+
+    Args:
+        comparisons: ``(metric name, comparison)`` pairs.
+
+    Example:
+        >>> from opik_semantic_metrics.compare.stats import compare_systems
+        >>> comparison = compare_systems([0.9, 0.8, 0.7, 0.9], [0.5, 0.4, 0.6, 0.5],
+        ...                              name_a="bart", name_b="pgn", resamples=100)
+        >>> print(pairwise_table([("f1", comparison)]).to_text())
+        metric  A     B    mean A  mean B   A - B  t-test p  bootstrap p  winner  significant
+        ------  ----  ---  ------  ------  ------  --------  -----------  ------  -----------
+        f1      bart  pgn  0.8250  0.5000  0.3250    0.0227       0.0000  bart    yes
+    """
+    rows = tuple(
+        (
+            metric,
+            c.name_a,
+            c.name_b,
+            _number(c.mean_a),
+            _number(c.mean_b),
+            _number(c.difference),
+            _p_value(c.t_test.p_value),
+            _p_value(c.bootstrap.p_value),
+            c.winner or "tie",
+            "yes" if c.significant else "no",
+        )
+        for metric, c in comparisons
+    )
+    return Table(
+        (
+            "metric",
+            "A",
+            "B",
+            "mean A",
+            "mean B",
+            "A - B",
+            "t-test p",
+            "bootstrap p",
+            "winner",
+            "significant",
+        ),
+        rows,
+    )
+
+
+def summaries_pairwise_table(summaries: Sequence[MetricSummary]) -> Table:
+    """:func:`pairwise_table` of every comparison in ``summaries``."""
+    return pairwise_table(
+        [
+            (summary.metric, comparison)
+            for summary in summaries
+            for comparison in summary.comparisons
+        ]
+    )
+
+
+def correlation_table(correlations: Mapping[str, Mapping[str, Correlation]]) -> Table:
+    """Pearson, Spearman and Kendall of each metric at each level.
+
+    Args:
+        correlations: Metric name -> level name (e.g. ``"system"``, ``"summary"``) ->
+            its correlation with the human scores.
+
+    Example:
+        >>> from opik_semantic_metrics.compare.correlation import Correlation
+        >>> table = correlation_table({"f1": {"system": Correlation(0.98, 1.0, 1.0, 3)}})
+        >>> print(table.to_text())
+        metric  level   pearson  spearman  kendall  n  skipped
+        ------  ------  -------  --------  -------  -  -------
+        f1      system   0.9800    1.0000   1.0000  3        0
+    """
+    rows = tuple(
+        (
+            metric,
+            level,
+            _number(c.pearson),
+            _number(c.spearman),
+            _number(c.kendall),
+            str(c.count),
+            str(c.skipped),
+        )
+        for metric, levels in correlations.items()
+        for level, c in levels.items()
+    )
+    return Table(("metric", "level", "pearson", "spearman", "kendall", "n", "skipped"), rows)

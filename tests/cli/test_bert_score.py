@@ -1,0 +1,146 @@
+"""``opik-semantic-metrics bert-score``: bert_score's own scores, tables, JSON and errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from bert_score import score as bert_score_score
+
+from opik_semantic_metrics.cli.main import main
+
+MINILM = ["-m", "all-MiniLM-L6-v2", "--device", "cpu"]
+
+
+def _json_run(capsys, *arguments: str) -> dict:
+    assert main(["bert-score", *arguments, "--json", *MINILM]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("idf", [False, True], ids=["no-idf", "idf"])
+def test_scores_equal_bert_score_with_two_reference_files(capsys, text_files, minilm_path, idf):
+    files = [str(text_files[name]) for name in ("candidates", "references_1", "references_2")]
+    result = _json_run(capsys, "-c", files[0], "-r", *files[1:], *(["--idf"] if idf else []))
+    candidates = text_files["candidates"].read_text().splitlines()
+    references = list(
+        zip(
+            text_files["references_1"].read_text().splitlines(),
+            text_files["references_2"].read_text().splitlines(),
+            strict=True,
+        )
+    )
+    oracle = torch.stack(
+        bert_score_score(
+            candidates,
+            [list(group) for group in references],
+            model_type=str(minilm_path),
+            num_layers=6,
+            idf=idf,
+            batch_size=1,
+            nthreads=0,
+        ),
+        dim=1,
+    )
+    ours = torch.tensor([[s["precision"], s["recall"], s["f1"]] for s in result["scores"]])
+    assert ours.shape == (12, 3)
+    assert (ours - oracle).abs().max().item() <= 1e-5
+    assert result["mean"]["f1"] == pytest.approx(oracle[:, 2].mean().item(), abs=1e-5)
+    assert [s["line"] for s in result["scores"]] == list(range(1, 13))
+    assert result["hash"].startswith("sentence-transformers/all-MiniLM-L6-v2_L6_")
+    assert ("_idf_" in result["hash"]) is idf
+
+
+def test_text_output_lists_every_line_then_the_means(capsys, text_files):
+    files = (str(text_files["candidates"]), str(text_files["references_1"]))
+    result = _json_run(capsys, "-c", files[0], "-r", files[1])
+    assert main(["bert-score", "-c", files[0], "-r", files[1], *MINILM]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["line", "P", "R", "F1"]
+    first = result["scores"][0]
+    assert lines[2].split() == ["1", *(f"{first[k]:.6f}" for k in ("precision", "recall", "f1"))]
+    assert len(lines) == 2 + 12 + 1
+    assert lines[-1] == (
+        f"{result['hash']} P: {result['mean']['precision']:.6f} "
+        f"R: {result['mean']['recall']:.6f} F1: {result['mean']['f1']:.6f}"
+    )
+
+
+def test_progress_bar_goes_to_stderr_only_when_asked(capsys, text_files):
+    files = ("-c", str(text_files["candidates"]), "-r", str(text_files["references_1"]))
+    assert main(["bert-score", *files, *MINILM, "--json", "--progress", "-b", "2"]) == 0
+    captured = capsys.readouterr()
+    assert "12/12" in captured.err and "line" in captured.err
+    json.loads(captured.out)  # the bar never mixes into the results
+    assert main(["bert-score", *files, *MINILM, "--json", "--no-progress"]) == 0
+    assert "12/12" not in capsys.readouterr().err
+
+
+def test_line_endings_bom_and_unicode_separators(capsys, tmp_path):
+    candidates = tmp_path / "c.txt"
+    candidates.write_bytes("\ufeffA cat sits.\r\nA dog\u2028runs.\rBirds fly.".encode())
+    references = tmp_path / "r.txt"
+    references.write_text("A cat sat.\nA dog is running.\nBirds are flying.\n", encoding="utf-8")
+    result = _json_run(capsys, "-c", str(candidates), "-r", str(references))
+    assert len(result["scores"]) == 3
+    assert result["scores"][0]["f1"] > 0.8
+
+
+def _error_run(capsys, arguments: list[str]) -> str:
+    assert main(arguments) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("opik-semantic-metrics: error: ")
+    return lines[0]
+
+
+def test_unequal_line_counts_are_a_clear_error(capsys, text_files):
+    message = _error_run(
+        capsys,
+        ["bert-score", "-c", str(text_files["candidates"]), "-r", str(text_files["short"])],
+    )
+    assert f"{text_files['short']} has 5 lines but {text_files['candidates']} has 12" in message
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "cannot read {path}: No such file or directory"),
+        (b"fine\n\xe9t\xe9\n", "{path} is not UTF-8 text: byte 0xe9 at line 2"),
+        (b"", "{path} is empty"),
+        ("directory", "cannot read {path}: Is a directory"),
+    ],
+    ids=["missing", "latin-1", "empty", "directory"],
+)
+def test_unreadable_files_are_a_clear_error(capsys, tmp_path, text_files, content, expected):
+    path = tmp_path / "candidates.txt"
+    if content == "directory":
+        path.mkdir()
+    elif content is not None:
+        path.write_bytes(content)
+    message = _error_run(
+        capsys, ["bert-score", "-c", str(path), "-r", str(text_files["references_1"])]
+    )
+    assert expected.format(path=path) in message
+
+
+def test_settings_the_engine_rejects_are_a_clear_error(capsys, text_files):
+    files = ["-c", str(text_files["candidates"]), "-r", str(text_files["references_1"])]
+    message = _error_run(capsys, ["bert-score", *files, *MINILM, "--rescale-with-baseline"])
+    assert "Rescaling needs `lang`" in message
+    message = _error_run(capsys, ["bert-score", *files, *MINILM, "-l", "9"])
+    assert "layer" in message.lower()
+
+
+def test_a_model_that_cannot_be_had_offline_is_a_clear_error(capsys, text_files):
+    files = ["-c", str(text_files["candidates"]), "-r", str(text_files["references_1"])]
+    message = _error_run(capsys, ["bert-score", *files, "--lang", "en", "--device", "cpu"])
+    assert "Model 'roberta-large' could not be loaded" in message
+
+
+def test_missing_required_arguments_exit_2_through_argparse(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bert-score", "-c", "only-candidates.txt"])
+    assert exit_info.value.code == 2
+    assert "the following arguments are required: -r/--references" in capsys.readouterr().err

@@ -1,0 +1,92 @@
+"""``opik-semantic-metrics compare``: paired tests of two result files, and bad files."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import pytest
+
+from opik_semantic_metrics.cli.main import main
+from opik_semantic_metrics.compare.stats import bootstrap_interval, compare_systems
+
+MINILM = ["-m", "all-MiniLM-L6-v2", "--device", "cpu"]
+
+
+@pytest.fixture(scope="module")
+def result_files(tmp_path_factory, text_files) -> dict[str, str]:
+    """Two systems' bert-score --json results on the same 12 lines."""
+    folder = tmp_path_factory.mktemp("results")
+    paths = {}
+    for name, candidates in (("good", "candidates"), ("other", "references_2")):
+        arguments = ["bert-score", "-c", str(text_files[candidates])]
+        arguments += ["-r", str(text_files["references_1"]), "--json", *MINILM]
+        output = io.StringIO()
+        with contextlib.redirect_stdout(output):
+            assert main(arguments) == 0
+        path = folder / f"{name}.json"
+        path.write_text(output.getvalue(), encoding="utf-8")
+        paths[name] = str(path)
+    return paths
+
+
+def _f1(path: str) -> list[float]:
+    return [row["f1"] for row in json.loads(open(path, encoding="utf-8").read())["scores"]]
+
+
+def test_json_comparison_equals_the_stats_module(capsys, result_files):
+    good, other = result_files["good"], result_files["other"]
+    assert main(["compare", good, other, "--names", "good", "other", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    expected = compare_systems(_f1(good), _f1(other), name_a="good", name_b="other")
+    assert result["metric"] == "f1" and result["items"] == 12
+    assert result["winner"] == expected.winner == "good"
+    assert result["significant"] is expected.significant is True
+    assert result["t_test"]["p_value"] == pytest.approx(expected.t_test.p_value)
+    assert result["bootstrap"]["wins_a"] == expected.bootstrap.wins_a
+    assert result["intervals"]["good"]["low"] == pytest.approx(bootstrap_interval(_f1(good)).low)
+
+
+def test_text_comparison_gives_tables_and_a_verdict(capsys, result_files):
+    assert main(["compare", result_files["other"], result_files["good"], "--score", "recall"]) == 0
+    out = capsys.readouterr().out
+    assert "95% low" in out and "t-test p" in out
+    last = out.strip().splitlines()[-1]
+    assert last.startswith(f"{result_files['good']} scores significantly higher than ")
+    assert "on recall" in last
+
+
+def test_plain_number_files(capsys, tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("0.5\n0.7\n0.6\n0.65\n")
+    b.write_text("0.5\n0.69\n0.61\n0.66\n")
+    assert main(["compare", str(a), str(b), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    expected = compare_systems([0.5, 0.7, 0.6, 0.65], [0.5, 0.69, 0.61, 0.66])
+    assert result["difference"] == pytest.approx(expected.difference)
+    assert result["significant"] is False
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "extra", "expected"),
+    [
+        ("0.5\n0.6\n", "0.5\n", [], "{b} has 1 scores but {a} has 2"),
+        ("0.5\nabc\n", "0.5\n0.6\n", [], "{a} line 2 is not a number: 'abc'"),
+        ("0.5\nnan\n", "0.5\n0.6\n", [], "{a} line 2 has no finite score"),
+        ('{"no": 1}\n', "0.5\n", [], "{a} is not a result file with a 'scores' list"),
+        ('{"scores": [{"x": 1}]}', "0.5\n", [], "{a}: pass --score, one of ['x']"),
+        ('{"scores": [{"f1": 0.5}, {"f1": null}]}', "0.5\n0.6\n", [], "no 'f1' score for line 2"),
+        ("0.5\n", "0.6\n", ["--names", "x", "x"], "different names"),
+    ],
+    ids=["lengths", "not-a-number", "nan", "no-scores", "no-key", "null", "same-names"],
+)
+def test_bad_result_files_are_a_clear_error(capsys, tmp_path, a, b, extra, expected):
+    path_a, path_b = tmp_path / "a.txt", tmp_path / "b.txt"
+    path_a.write_text(a)
+    path_b.write_text(b)
+    assert main(["compare", str(path_a), str(path_b), *extra]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    [line] = captured.err.splitlines()
+    assert expected.format(a=path_a, b=path_b) in line

@@ -1,0 +1,66 @@
+"""``opik-semantic-metrics heatmap``: one pair's token similarities as a PNG."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from PIL import Image
+
+from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+from opik_semantic_metrics.cli.main import main
+
+MINILM = ["-m", "all-MiniLM-L6-v2", "--device", "cpu"]
+
+
+@pytest.fixture(scope="module")
+def engine() -> BERTScoreEngine:
+    return BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
+
+
+def test_heatmap_of_a_line_of_two_files(capsys, tmp_path, text_files, engine):
+    output = tmp_path / "pair.png"
+    arguments = ["heatmap", "-c", str(text_files["candidates"]), "-r"]
+    arguments += [str(text_files["references_1"]), "--line", "3", "-o", str(output), *MINILM]
+    assert main(arguments) == 0
+    candidate = text_files["candidates"].read_text().splitlines()[2]
+    reference = text_files["references_1"].read_text().splitlines()[2]
+    cand_tokens, ref_tokens, _ = engine.token_similarity(candidate, reference)
+    [result] = engine.score([candidate], [reference])
+    printed = capsys.readouterr().out.strip()
+    assert printed.startswith(f"{output}: {len(cand_tokens)} x {len(ref_tokens)} tokens, ")
+    assert f"BERTScore F1 {result.f1:.3f}" in printed
+    image = Image.open(io.BytesIO(output.read_bytes()))
+    assert image.format == "PNG" and image.size[0] >= 500 and image.size[1] >= 400
+
+
+def test_heatmap_of_texts_given_on_the_command_line(capsys, tmp_path):
+    output = tmp_path / "texts.PNG"
+    arguments = ["heatmap", "--candidate", "A cat sits.", "--reference", "A cat sat."]
+    assert main([*arguments, "-o", str(output), "--dpi", "50", *MINILM]) == 0
+    assert ": 6 x 6 tokens, BERTScore F1 " in capsys.readouterr().out
+    assert Image.open(output).size == (250, 200)  # the 5 x 4 inch minimum at 50 dpi
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (["--line", "13"], "--line 13 is outside {candidates}, which has 12 lines"),
+        (["--line", "0"], "--line 0 is outside"),
+        (["-o", "pair.jpg"], "--output must name a .png file, got pair.jpg"),
+        (["-o", "/nonexistent-dir/pair.png"], "cannot write /nonexistent-dir/pair.png"),
+    ],
+)
+def test_bad_arguments_are_a_clear_error(capsys, text_files, extra, expected):
+    arguments = ["heatmap", "-c", str(text_files["candidates"])]
+    arguments += ["-r", str(text_files["references_1"]), "-o", "unused.png", *MINILM, *extra]
+    assert main(arguments) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert expected.format(candidates=text_files["candidates"]) in line
+
+
+def test_text_and_file_for_one_side_are_refused_by_argparse(capsys, text_files):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["heatmap", "--candidate", "x", "-c", str(text_files["candidates"]), "-o", "a.png"])
+    assert exit_info.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err

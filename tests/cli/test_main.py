@@ -1,0 +1,52 @@
+"""The installed command: its entry point, ``python -m``, and exit statuses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from importlib import import_module
+from pathlib import Path
+
+import pytest
+
+from opik_semantic_metrics.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _module_command(*arguments: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run(
+        [sys.executable, "-m", "opik_semantic_metrics.cli", *arguments],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_console_script_points_at_main():
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from 3.11")
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, attribute = scripts["opik-semantic-metrics"].partition(":")
+    assert getattr(import_module(module), attribute) is main
+
+
+def test_help_lists_every_subcommand(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for command in ("bert-score", "compare", "heatmap"):
+        assert command in out
+
+
+def test_an_error_exits_2_with_one_line_and_no_traceback(tmp_path):
+    completed = _module_command("compare", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"))
+    assert completed.returncode == 2
+    assert completed.stdout == ""
+    assert completed.stderr.splitlines() == [
+        f"opik-semantic-metrics: error: cannot read {tmp_path / 'a.txt'}: No such file or directory"
+    ]

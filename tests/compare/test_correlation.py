@@ -1,0 +1,74 @@
+"""System- and summary-level correlation, with pandas' own coefficients as the oracle."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from opik_semantic_metrics.compare.correlation import summary_level, system_level
+
+
+def _reference_pandas_corr(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    frame = pd.DataFrame({"x": x, "y": y})
+    return tuple(
+        float(frame.corr(method=m).loc["x", "y"]) for m in ("pearson", "spearman", "kendall")
+    )
+
+
+@pytest.fixture(scope="module")
+def grids() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    human = rng.uniform(size=(40, 5))
+    metric = human + rng.normal(scale=0.3, size=human.shape)
+    return metric, human
+
+
+def test_system_level_is_the_correlation_of_system_means(grids):
+    metric, human = grids
+    result = system_level(metric, human)
+    expected = _reference_pandas_corr(metric.mean(axis=0), human.mean(axis=0))
+    assert (result.pearson, result.spearman, result.kendall) == pytest.approx(expected, abs=1e-12)
+    assert (result.count, result.skipped) == (5, 0)
+
+
+def test_summary_level_averages_per_document_correlations(grids):
+    metric, human = grids
+    result = summary_level(metric, human)
+    rows = zip(metric, human, strict=True)
+    per_document = np.array([_reference_pandas_corr(m, h) for m, h in rows])
+    assert (result.pearson, result.spearman, result.kendall) == pytest.approx(
+        per_document.mean(axis=0).tolist(), abs=1e-12
+    )
+    assert (result.count, result.skipped) == (40, 0)
+
+
+def test_a_perfect_ranking_gives_one_and_a_reversed_one_minus_one():
+    human = [[0.5, 0.4, 0.3], [0.6, 0.2, 0.1]]
+    assert system_level([[3, 2, 1], [9, 5, 4]], human).kendall == pytest.approx(1.0)
+    assert summary_level([[1, 2, 3], [4, 5, 9]], human).spearman == pytest.approx(-1.0)
+
+
+def test_summary_level_skips_and_counts_constant_documents():
+    metric = [[0.9, 0.5, 0.1], [0.3, 0.3, 0.3], [0.1, 0.2, 0.3]]
+    human = [[0.6, 0.4, 0.2], [0.6, 0.4, 0.2], [0.5, 0.5, 0.5]]
+    result = summary_level(metric, human)
+    assert (result.count, result.skipped) == (1, 2)
+    assert result.pearson == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("metric", "human", "message"),
+    [
+        ([[0.1, 0.2]], [[0.1, 0.2, 0.3]], "same grid"),
+        ([0.1, 0.2], [0.1, 0.2], "grid"),
+        ([[0.1], [0.2]], [[0.1], [0.2]], "two or more systems"),
+        ([[0.1, float("nan")]], [[0.1, 0.2]], "finite"),
+        ([[0.3, 0.3], [0.3, 0.3]], [[0.1, 0.2], [0.2, 0.1]], "undefined"),
+    ],
+)
+def test_malformed_or_undefined_input_raises_value_error(metric, human, message):
+    with pytest.raises(ValueError, match=message):
+        summary_level(metric, human)
+    with pytest.raises(ValueError, match=message):
+        system_level(metric, human)

@@ -1,0 +1,226 @@
+"""Collecting Opik test results into per-item scores, summarising and running experiments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import opik
+import pytest
+from opik.config import OpikConfig
+from opik.evaluation.metrics import Equals
+
+from opik_semantic_metrics import BERTScore
+from opik_semantic_metrics.compare import experiments as experiments_module
+from opik_semantic_metrics.compare.experiments import (
+    ExperimentRunner,
+    ExperimentScores,
+    aligned_scores,
+    collect_scores,
+    opik_server_configured,
+    summarize,
+)
+from opik_semantic_metrics.compare.stats import bootstrap_interval, compare_systems
+
+ITEMS = [
+    {
+        "doc": "d1",
+        "reference": "A man is playing a guitar.",
+        "outputs": {"a": "A man plays a guitar.", "b": "A dog runs."},
+    },
+    {
+        "doc": "d2",
+        "reference": "A woman slices an onion.",
+        "outputs": {"a": "A woman cuts an onion.", "b": None},
+    },
+    {
+        "doc": "d3",
+        "reference": "Two kids play football.",
+        "outputs": {"a": "Two children play soccer.", "b": "Kids."},
+    },
+]
+
+
+@pytest.fixture(scope="module")
+def bertscore() -> BERTScore:
+    return BERTScore(model="all-MiniLM-L6-v2", device="cpu", track=False)
+
+
+def _run(system: str, metrics: list[Any]) -> Any:
+    return opik.evaluate_on_dict_items(
+        items=ITEMS,
+        task=lambda item: {"output": item["outputs"][system]},
+        scoring_metrics=metrics,
+    )
+
+
+def test_collect_scores_keys_items_and_lists_failures(bertscore):
+    result = _run("b", [bertscore])
+    collected = collect_scores(result.test_results, "b", key_field="doc")
+    assert collected.name == "b"
+    assert collected.items == ("d1", "d2", "d3")
+    assert list(collected.scores["bertscore_f1"]) == ["d1", "d3"]
+    # d2's output is None: the metric failed; Opik reports one failed result named after it.
+    assert collected.failed == {"bertscore": ("d2",)}
+    assert collected.metrics == (
+        "bertscore_f1",
+        "bertscore_precision",
+        "bertscore_recall",
+        "bertscore",
+    )
+    [expected] = bertscore.engine.score(["A dog runs."], ["A man is playing a guitar."])
+    assert collected.scores["bertscore_f1"]["d1"] == pytest.approx(expected.f1, abs=1e-6)
+
+
+def test_collect_scores_uses_opik_item_ids_without_a_key_field():
+    result = _run("a", [Equals(track=False)])
+    collected = collect_scores(result.test_results, "a")
+    assert sorted(collected.scores["equals_metric"]) == [
+        "temp_item_0",
+        "temp_item_1",
+        "temp_item_2",
+    ]
+
+
+def test_collect_scores_rejects_missing_and_repeated_keys():
+    result = _run("a", [Equals(track=False)])
+    with pytest.raises(ValueError, match="field 'nope'"):
+        collect_scores(result.test_results, "a", key_field="nope")
+    with pytest.raises(ValueError, match="appears twice"):
+        collect_scores(result.test_results * 2, "a", key_field="doc")
+
+
+def test_summarize_compares_systems_on_the_items_all_scored(bertscore):
+    runs = [
+        collect_scores(_run(system, [bertscore]).test_results, system, key_field="doc")
+        for system in ("a", "b")
+    ]
+    [summary] = summarize(runs, ["bertscore_f1"], resamples=200)
+    keys, values = aligned_scores(runs, "bertscore_f1")
+    assert keys == ["d1", "d3"]
+    assert (summary.items, summary.excluded) == (2, 1)
+    assert summary.intervals["a"] == bootstrap_interval(values["a"], resamples=200)
+    [comparison] = summary.comparisons
+    assert comparison == compare_systems(
+        values["a"], values["b"], name_a="a", name_b="b", resamples=200
+    )
+    assert summary.ranking == ("a", "b")
+
+
+def test_summarize_takes_every_metric_of_the_first_experiment_in_order():
+    first = ExperimentScores(
+        "x", ("j", "k"), {"m1": {"k": 0.5, "j": 0.2}, "m2": {"k": 1.0, "j": 0.0}}, {}
+    )
+    second = ExperimentScores(
+        "y", ("j", "k"), {"m1": {"k": 0.4, "j": 0.05}, "m2": {"k": 0.0, "j": 1.0}}, {}
+    )
+    summaries = summarize([first, second], resamples=50)
+    assert [summary.metric for summary in summaries] == ["m1", "m2"]
+    assert summaries[0].intervals["x"].mean == pytest.approx(0.35)
+    assert summaries[0].ranking == ("x", "y")
+
+
+@pytest.mark.parametrize(
+    ("experiments", "message"),
+    [
+        ([ExperimentScores("x", ("k",), {"m": {"k": 1.0}}, {})], "two or more"),
+        (
+            [
+                ExperimentScores("x", ("k",), {"m": {"k": 1.0}}, {}),
+                ExperimentScores("x", ("k",), {}, {}),
+            ],
+            "distinct names",
+        ),
+        (
+            [
+                ExperimentScores("x", ("k",), {"m": {"k": 1.0}}, {}),
+                ExperimentScores("y", ("k",), {}, {}),
+            ],
+            "No item has a 'm' score in every experiment",
+        ),
+    ],
+)
+def test_summarize_rejects_what_cannot_be_compared(experiments, message):
+    with pytest.raises(ValueError, match=message):
+        summarize(experiments)
+
+
+@pytest.mark.parametrize(
+    ("environment", "configured"),
+    [
+        ({}, False),
+        ({"OPIK_URL_OVERRIDE": "http://localhost:5173/api/"}, True),
+        ({"OPIK_API_KEY": "key"}, True),
+        ({"OPIK_URL_OVERRIDE": "http://localhost:5173/api/", "OPIK_TRACK_DISABLE": "true"}, False),
+    ],
+)
+def test_opik_server_configured_reads_opik_settings(monkeypatch, tmp_path, environment, configured):
+    empty_config = tmp_path / "opik.config"
+    empty_config.write_text("")
+    monkeypatch.setenv("OPIK_CONFIG_PATH", str(empty_config))
+    for name in ("OPIK_URL_OVERRIDE", "OPIK_API_KEY", "OPIK_TRACK_DISABLE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert opik_server_configured(OpikConfig()) is configured
+
+
+def test_opik_server_configured_reads_the_config_file(monkeypatch, tmp_path):
+    config_file = tmp_path / "opik.config"
+    config_file.write_text("[opik]\nurl_override = http://localhost:5173/api/\n")
+    monkeypatch.setenv("OPIK_CONFIG_PATH", str(config_file))
+    monkeypatch.delenv("OPIK_URL_OVERRIDE", raising=False)
+    monkeypatch.delenv("OPIK_TRACK_DISABLE", raising=False)
+    assert opik_server_configured(OpikConfig()) is True
+
+
+def test_runner_offline_runs_each_experiment_on_opiks_local_engine(bertscore):
+    runner = ExperimentRunner(ITEMS, "demo", key_field="doc", online=False)
+    scores = runner.run("a", lambda item: {"output": item["outputs"]["a"]}, [bertscore])
+    direct = collect_scores(_run("a", [bertscore]).test_results, "a", key_field="doc")
+    assert scores == direct
+    assert runner.experiment_urls == {}
+
+
+class _RecordingDataset:
+    def __init__(self) -> None:
+        self.inserted: list[list[dict[str, Any]]] = []
+
+    def insert(self, items: list[dict[str, Any]]) -> None:
+        self.inserted.append(items)
+
+
+def test_runner_online_logs_experiments_with_their_config(monkeypatch, bertscore):
+    """Server mode, with Opik's client and server replaced by recorders (no server here)."""
+    dataset = _RecordingDataset()
+    calls: list[dict[str, Any]] = []
+
+    class _Client:
+        def get_or_create_dataset(self, name: str) -> _RecordingDataset:
+            assert name == "demo"
+            return dataset
+
+    def _evaluate(**kwargs: Any) -> Any:
+        calls.append(kwargs)
+        result = opik.evaluate_on_dict_items(
+            items=dataset.inserted[0],
+            task=kwargs["task"],
+            scoring_metrics=kwargs["scoring_metrics"],
+        )
+        result.experiment_url = f"http://opik/{kwargs['experiment_name']}"
+        return result
+
+    monkeypatch.setattr(experiments_module.opik, "Opik", _Client)
+    monkeypatch.setattr(experiments_module.opik, "evaluate", _evaluate)
+    runner = ExperimentRunner(ITEMS, "demo", key_field="doc", online=True, task_threads=4)
+    for system in ("a", "b"):
+        runner.run(
+            system,
+            lambda item, system=system: {"output": item["outputs"][system]},
+            [bertscore],
+            {"system": system},
+        )
+    assert dataset.inserted == [ITEMS]
+    assert [call["experiment_name"] for call in calls] == ["a", "b"]
+    assert [call["experiment_config"] for call in calls] == [{"system": "a"}, {"system": "b"}]
+    assert all(call["dataset"] is dataset and call["task_threads"] == 4 for call in calls)
+    assert runner.experiment_urls == {"a": "http://opik/a", "b": "http://opik/b"}

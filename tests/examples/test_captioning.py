@@ -1,0 +1,278 @@
+"""The BLIP captioning example's real pipeline, on a tiny random BLIP (no download).
+
+The model is built from a config with a WordPiece tokenizer trained on the fly, so its
+captions are random words: the tests check the wiring (images in, tracked task, Opik
+experiments, metric results per item, the report), not the captions' quality.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import opik
+import pytest
+import requests
+import torch
+from example_modules import load_example
+from PIL import Image, ImageDraw
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+from tokenizers import trainers as tokenizer_trainers
+from transformers import (
+    BertTokenizerFast,
+    BlipConfig,
+    BlipForConditionalGeneration,
+    BlipImageProcessor,
+    BlipProcessor,
+    BlipTextConfig,
+    BlipVisionConfig,
+)
+
+from opik_semantic_metrics import BERTScore
+
+captioning = load_example("captioning/captioning.py", "captioning_example")
+
+CAPTIONS = (
+    "A red square on a white background.",
+    "A blue circle in the middle of the picture.",
+    "Green and yellow stripes.",
+    "A cat sits on the mat.",
+    "A dog runs in the park.",
+)
+
+
+def build_tiny_blip(directory: Path) -> Path:
+    """A random 2-layer BLIP (32x32 images) with a tiny WordPiece tokenizer."""
+    backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    backend.normalizer = normalizers.BertNormalizer(lowercase=True)
+    backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    backend.decoder = decoders.WordPiece()
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    trainer = tokenizer_trainers.WordPieceTrainer(
+        vocab_size=200, special_tokens=specials, show_progress=False
+    )
+    backend.train_from_iterator(CAPTIONS, trainer=trainer)
+    cls_id, sep_id = backend.token_to_id("[CLS]"), backend.token_to_id("[SEP]")
+    backend.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)]
+    )
+    tokenizer = BertTokenizerFast(
+        tokenizer_object=backend,
+        unk_token="[UNK]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        mask_token="[MASK]",
+        model_max_length=64,
+    )
+    image_processor = BlipImageProcessor(size={"height": 32, "width": 32})
+    text = BlipTextConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        encoder_hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        # [CLS] stands in for BLIP's [DEC] start token; [SEP] ends a caption.
+        bos_token_id=cls_id,
+        eos_token_id=sep_id,
+        sep_token_id=sep_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    vision = BlipVisionConfig(
+        hidden_size=32,
+        image_size=32,
+        patch_size=8,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+    )
+    config = BlipConfig(
+        text_config=text.to_dict(), vision_config=vision.to_dict(), projection_dim=32
+    )
+    torch.manual_seed(0)
+    BlipForConditionalGeneration(config).eval().save_pretrained(directory)
+    BlipProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def captioner(tmp_path_factory) -> object:
+    return captioning.Captioner(str(build_tiny_blip(tmp_path_factory.mktemp("blip"))), "cpu")
+
+
+@pytest.fixture(scope="module")
+def image_folder(tmp_path_factory) -> Path:
+    """Three small pictures drawn with pillow."""
+    folder = tmp_path_factory.mktemp("images")
+    shapes = (("red", "rectangle"), ("blue", "ellipse"), ("green", "rectangle"))
+    for index, (color, shape) in enumerate(shapes):
+        image = Image.new("RGB", (64 + 16 * index, 48), "white")
+        getattr(ImageDraw.Draw(image), shape)((8, 8, 40, 40), fill=color)
+        image.save(folder / f"{color}.png")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def image_server(image_folder) -> Iterator[str]:
+    """The picture folder served over HTTP on localhost."""
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(image_folder), **kwargs)
+
+        def log_message(self, *args):  # keep the test output clean
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def items(image_folder, image_server) -> list[dict]:
+    """Two local images and one served by URL, with reference captions."""
+    return [
+        {"image": str(image_folder / "red.png"), "reference": [CAPTIONS[0], "A red box."]},
+        {"image": str(image_folder / "blue.png"), "reference": [CAPTIONS[1]]},
+        {"image": f"{image_server}/green.png", "reference": [CAPTIONS[2], "Stripes."]},
+    ]
+
+
+@pytest.fixture(scope="module")
+def bertscore() -> BERTScore:
+    return BERTScore(model="all-MiniLM-L6-v2", device="cpu", track=False)
+
+
+def test_images_load_from_paths_and_urls(image_folder, image_server):
+    local = captioning.load_image(str(image_folder / "blue.png"))
+    remote = captioning.load_image(f"{image_server}/green.png")
+    assert (local.mode, local.size) == ("RGB", (80, 48))
+    assert (remote.mode, remote.size) == ("RGB", (96, 48))
+    assert remote.getpixel((20, 20)) == (0, 128, 0)  # pillow's "green"
+    with pytest.raises(requests.HTTPError):
+        captioning.load_image(f"{image_server}/missing.png")
+    with pytest.raises(FileNotFoundError):
+        captioning.load_image(str(image_folder / "missing.png"))
+
+
+def _generated(captioner, image, **settings) -> tuple[torch.Tensor, str]:
+    inputs = captioner.processor(images=image, return_tensors="pt")
+    ids = captioner.model.generate(**inputs, **settings)
+    return ids[0], captioner.processor.decode(ids[0], skip_special_tokens=True).strip()
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        captioning.CaptionConfig("short", max_length=6, min_length=3),
+        captioning.CaptionConfig("beams", num_beams=3, max_length=9, min_length=7),
+        captioning.CaptionConfig("penalised", max_length=8, repetition_penalty=1.5),
+    ],
+    ids=lambda config: config.name,
+)
+def test_captions_are_generated_with_the_configurations_settings(captioner, image_folder, config):
+    image = captioning.load_image(str(image_folder / "red.png"))
+    caption = captioner.caption(image, config)
+    settings = {
+        "num_beams": config.num_beams,
+        "max_length": config.max_length,
+        "min_length": config.min_length,
+        "repetition_penalty": config.repetition_penalty,
+        "length_penalty": config.length_penalty,
+    }
+    ids, expected = _generated(captioner, image, **settings)
+    assert caption == expected and caption
+    assert config.min_length <= len(ids) <= config.max_length
+    assert config.generate_kwargs() == settings
+
+
+def test_two_configurations_are_two_experiments_with_scores_per_image(captioner, items, bertscore):
+    experiments = captioning.run_experiments(items, captioner, [bertscore], online=False)
+    assert [e.name for e in experiments] == ["blip-greedy-short", "blip-beam5-long"]
+    keys = tuple(sorted(item["image"] for item in items))
+    for experiment in experiments:
+        assert experiment.items == keys
+        assert experiment.failed == {}
+        for metric in captioning.METRICS:
+            assert tuple(experiment.scores[metric]) == keys
+    # Each score is BERTScore of that configuration's caption against the references.
+    task = captioning.make_task(captioner, captioning.CONFIGS[0])
+    caption = task(items[0])["output"]
+    [expected] = bertscore.engine.score([caption], [items[0]["reference"]])
+    assert experiments[0].scores["bertscore_f1"][items[0]["image"]] == pytest.approx(
+        expected.f1, abs=1e-6
+    )
+
+
+def test_experiment_config_names_model_beams_and_lengths(captioner):
+    config = captioning.experiment_config(captioner, captioning.CONFIGS[1])
+    assert config["model"] == captioner.model_name
+    assert (config["num_beams"], config["max_length"], config["min_length"]) == (5, 50, 10)
+
+
+@pytest.fixture
+def tracing() -> Iterator[None]:
+    """Opik tracing on for one test (the suite runs with it off)."""
+    opik.set_tracing_active(True)
+    yield
+    opik.reset_tracing_to_config_default()
+
+
+def test_the_task_is_tracked_with_the_captioning_call_inside(captioner, items, tracing):
+    task = captioning.make_task(captioner, captioning.CONFIGS[0])
+    with opik.record_traces_locally() as recorded:
+        output = task(items[1])
+        [trace] = recorded.trace_trees
+    assert trace.name == "caption_task"
+    assert trace.input == {"item": items[1]} and trace.output == output
+    [task_span] = trace.spans
+    assert task_span.name == "caption_task"
+    [span] = task_span.spans
+    assert span.name == "generate_caption"
+    assert span.input == {"image_source": items[1]["image"]}
+    assert span.output == {"output": output["output"]}
+
+
+def test_the_report_compares_the_experiments(captioner, items, bertscore, tmp_path):
+    experiments = captioning.run_experiments(
+        items,
+        captioner,
+        [bertscore],
+        captioning.CONFIGS[:1] * 1 + captioning.CONFIGS[1:],
+        online=False,
+    )
+    summaries = captioning.summarize(experiments, captioning.METRICS)
+    path = captioning.write_report(tmp_path / "r.html", experiments, summaries, "tiny")
+    page = path.read_text(encoding="utf-8")
+    assert "blip-greedy-short" in page and "blip-beam5-long" in page
+    assert page.count('src="data:image/png;base64,') == 1
+
+
+def test_the_colab_notebook_is_valid_and_runs_this_examples_code():
+    path = captioning.Path(captioning.__file__).with_name("colab.ipynb")
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    assert (notebook["nbformat"], notebook["nbformat_minor"]) == (4, 5)
+    code = []
+    for cell in notebook["cells"]:
+        assert cell["cell_type"] in ("markdown", "code") and isinstance(cell["id"], str)
+        assert isinstance(cell["source"], list) and isinstance(cell["metadata"], dict)
+        if cell["cell_type"] == "code":
+            assert cell["outputs"] == [] and cell["execution_count"] is None
+            # Shell lines (!pip) are IPython's; the rest must be Python.
+            code.append("".join(line for line in cell["source"] if not line.startswith("!")))
+    source = "\n".join(code)
+    compile(source, str(path), "exec")
+    assert 'pip install -q -e "opik-semantic-metrics[captioning,report]"' in "".join(
+        line for cell in notebook["cells"] for line in cell["source"]
+    )
+    used = set(re.findall(r"captioning\.([A-Za-z_]+)", source))
+    assert used >= {"Captioner", "run_experiments", "EXAMPLE_ITEMS", "CONFIGS"}
+    assert all(hasattr(captioning, name) for name in used)

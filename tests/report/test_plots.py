@@ -1,0 +1,73 @@
+"""Plots: what each figure draws, read back from matplotlib's artists and the PNG."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+import torch
+from matplotlib.colors import to_hex
+from PIL import Image
+
+from opik_semantic_metrics.report.plots import (
+    SYSTEM_COLORS,
+    figure_png,
+    score_distributions,
+    similarity_heatmap,
+)
+
+SCORES = {
+    "bertscore_f1": {
+        "bart": [0.72, 0.75, 0.7],
+        "t5-base": [0.69, 0.7, 0.66],
+        "pgn": [0.6, 0.65, 0.62],
+    },
+    "semantic_match": {"bart": [0.5, 0.9, 0.4], "t5-base": [0.3, 0.6, 0.5], "pgn": [0.2, 0.1, 0.4]},
+}
+
+
+def test_score_distributions_draws_one_panel_per_metric_in_system_colours():
+    figure = score_distributions(SCORES, title="three systems")
+    assert [axes.get_title() for axes in figure.axes] == ["bertscore_f1", "semantic_match"]
+    assert figure.get_suptitle() == "three systems"
+    for axes, by_system in zip(figure.axes, SCORES.values(), strict=True):
+        assert [label.get_text() for label in axes.get_xticklabels()] == ["bart", "t5-base", "pgn"]
+        violins = axes.collections[:3]
+        assert [to_hex(v.get_facecolor()[0], keep_alpha=False) for v in violins] == list(
+            SYSTEM_COLORS[:3]
+        )
+        means = axes.collections[3].get_offsets()[:, 1]
+        assert means.tolist() == pytest.approx([np.mean(v) for v in by_system.values()])
+
+
+def test_score_distributions_rejects_empty_input():
+    with pytest.raises(ValueError, match="at least one metric"):
+        score_distributions({})
+    with pytest.raises(ValueError, match="scores for every system"):
+        score_distributions({"f1": {"a": [0.5], "b": []}})
+
+
+def test_heatmap_shows_the_matrix_and_frames_each_rows_best_match():
+    matrix = torch.tensor([[0.9, 0.1, 0.3], [0.2, 0.1, 0.8]])
+    figure = similarity_heatmap(["a", "cat"], ["a", "dog", "cat"], matrix, title="pair")
+    axes = figure.axes[0]
+    assert np.array_equal(axes.images[0].get_array(), matrix.numpy().astype(np.float64))
+    assert [t.get_text() for t in axes.get_xticklabels()] == ["a", "dog", "cat"]
+    assert [t.get_text() for t in axes.get_yticklabels()] == ["a", "cat"]
+    assert axes.collections[0].get_offsets().tolist() == [[0, 0], [2, 1]]
+    assert axes.get_title() == "pair"
+
+
+def test_heatmap_rejects_a_matrix_that_does_not_fit_the_tokens():
+    with pytest.raises(ValueError, match=r"shape \(2, 3\)"):
+        similarity_heatmap(["a", "b"], ["c", "d", "e"], [[0.1, 0.2], [0.3, 0.4]])
+
+
+def test_figure_png_is_a_png_of_the_figures_size():
+    figure = score_distributions(SCORES)
+    png = figure_png(figure, dpi=50)
+    image = Image.open(io.BytesIO(png))
+    width, height = figure.get_size_inches() * 50
+    assert image.format == "PNG"
+    assert image.size == (round(width), round(height))

@@ -1,0 +1,99 @@
+"""Tables: the same cells in text, markdown and HTML; builders over real summaries."""
+
+from __future__ import annotations
+
+import pytest
+
+from opik_semantic_metrics.compare.correlation import Correlation
+from opik_semantic_metrics.compare.experiments import ExperimentScores, summarize
+from opik_semantic_metrics.compare.stats import compare_systems
+from opik_semantic_metrics.report.tables import (
+    Table,
+    correlation_table,
+    pairwise_table,
+    summaries_pairwise_table,
+    summary_table,
+)
+
+TABLE = Table(("system", "mean", "note"), (("bart", "0.7158", "a|b"), ("t5", "0.6883", "<ok>")))
+
+
+def test_text_aligns_numbers_right_and_text_left():
+    assert TABLE.to_text().splitlines() == [
+        "system    mean  note",
+        "------  ------  ----",
+        "bart    0.7158  a|b",
+        "t5      0.6883  <ok>",
+    ]
+
+
+def test_markdown_escapes_pipes_and_right_aligns_numbers():
+    assert TABLE.to_markdown().splitlines() == [
+        "| system | mean | note |",
+        "| --- | ---: | --- |",
+        "| bart | 0.7158 | a\\|b |",
+        "| t5 | 0.6883 | <ok> |",
+    ]
+
+
+def test_html_escapes_cells_and_marks_numeric_columns():
+    page = TABLE.to_html()
+    assert page.startswith('<table><thead><tr><th>system</th><th class="num">mean</th>')
+    assert "<td>&lt;ok&gt;</td>" in page
+    assert page.count("<tr>") == 3
+
+
+def test_rows_must_match_the_headers():
+    with pytest.raises(ValueError, match="rows of 2 cells"):
+        Table(("a", "b"), (("1",),))
+
+
+def test_summary_table_shows_each_interval_and_rank():
+    a = ExperimentScores("a", ("1", "2", "3"), {"f1": {"1": 0.9, "2": 0.7, "3": 0.8}}, {})
+    b = ExperimentScores("b", ("1", "2", "3"), {"f1": {"1": 0.5, "2": 0.6, "3": 0.4}}, {})
+    [summary] = summarize([b, a], resamples=100)
+    table = summary_table([summary])
+    assert table.headers == ("metric", "system", "items", "mean", "95% low", "95% high", "rank")
+    interval = summary.intervals["a"]
+    assert table.rows[1] == (
+        "f1",
+        "a",
+        "3",
+        f"{interval.mean:.4f}",
+        f"{interval.low:.4f}",
+        f"{interval.high:.4f}",
+        "1",
+    )
+    assert table.rows[0][-1] == "2"
+    assert summaries_pairwise_table([summary]).rows[0][:3] == ("f1", "b", "a")
+
+
+def test_pairwise_table_reports_tests_and_verdict():
+    comparison = compare_systems([0.5, 0.6, 0.55], [0.5, 0.61, 0.54], name_a="x", name_b="y")
+    [row] = pairwise_table([("f1", comparison)]).rows
+    assert row[:3] == ("f1", "x", "y")
+    assert row[6] == f"{comparison.t_test.p_value:.4f}"
+    assert row[7] == f"{comparison.bootstrap.p_value:.4f}"
+    assert row[-1] == "no"
+
+
+def test_tiny_p_values_keep_their_magnitude():
+    comparison = compare_systems([0.9 + i / 1000 for i in range(30)], [0.1] * 30)
+    [row] = pairwise_table([("f1", comparison)]).rows
+    assert float(row[6]) == pytest.approx(comparison.t_test.p_value, rel=0.05)
+    assert comparison.t_test.p_value < 1e-4 and "e-" in row[6]
+
+
+def test_correlation_table_lists_levels_per_metric():
+    table = correlation_table(
+        {
+            "f1": {
+                "system": Correlation(0.99, 1.0, 1.0, 3),
+                "summary": Correlation(0.3, 0.25, 0.2, 80, 20),
+            },
+        }
+    )
+    assert table.rows == (
+        ("f1", "system", "0.9900", "1.0000", "1.0000", "3", "0"),
+        ("f1", "summary", "0.3000", "0.2500", "0.2000", "80", "20"),
+    )
