@@ -187,6 +187,7 @@ def run_case(case: str, pairs: int, subset: int, device: str) -> dict[str, float
             result["failed"] = failed
             batcher = metric.engine.batcher
             result["mean_batch"] = batcher.items_run / max(batcher.batches_run, 1)
+            result["peak_rss_mib"] = _peak_rss_mib()  # (c)'s own peak, before (e) runs
             start = time.perf_counter()
             _evaluate(metric, system_b, references)
             result["seconds_e"] = time.perf_counter() - start
@@ -194,7 +195,7 @@ def run_case(case: str, pairs: int, subset: int, device: str) -> dict[str, float
             scores = metric.score_batch(system_a, references)
             result["seconds"] = time.perf_counter() - start
             result["f1"] = [item[0].value for item in scores]  # type: ignore[assignment]
-    result["peak_rss_mib"] = _peak_rss_mib()
+    result.setdefault("peak_rss_mib", _peak_rss_mib())
     return result
 
 

@@ -9,6 +9,9 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# litellm (imported by Opik when a metric fails) fetches a price list from the network
+# on import unless told to use its packaged copy.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from pathlib import Path
 

@@ -65,15 +65,13 @@ def test_repeated_references_are_encoded_once_across_engines(pairs):
     cache = EmbeddingCache()
     first = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=cache)
     first.score(candidates[:40], references[:40])
-    computed = cache.misses
-    assert computed == len(set(candidates[:40] + references[:40]))
+    # Only references are kept: outputs change with every experiment.
+    assert cache.misses == len(cache) == len(set(references[:40]))
     # A second experiment: new outputs against the same references, in another engine.
     second = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=cache)
     second.score(candidates[40:80], references[:40])
-    assert cache.misses - computed == len(
-        set(candidates[40:80]) - set(candidates[:40] + references[:40])
-    )
-    assert cache.hits >= len(set(references[:40]))
+    assert cache.misses == len(set(references[:40]))
+    assert cache.hits == len(set(references[:40]))
 
 
 def test_out_of_memory_halves_the_batch_and_keeps_the_scores(pairs, monkeypatch):

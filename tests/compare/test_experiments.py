@@ -177,7 +177,10 @@ def test_runner_offline_runs_each_experiment_on_opiks_local_engine(bertscore):
     runner = ExperimentRunner(ITEMS, "demo", key_field="doc", online=False)
     scores = runner.run("a", lambda item: {"output": item["outputs"]["a"]}, [bertscore])
     direct = collect_scores(_run("a", [bertscore]).test_results, "a", key_field="doc")
-    assert scores == direct
+    assert (scores.name, scores.items, scores.failed) == (direct.name, direct.items, direct.failed)
+    # Equal within float rounding: the two runs' micro-batches group items differently.
+    for metric, values in direct.scores.items():
+        assert scores.scores[metric] == pytest.approx(values, abs=1e-6)
     assert runner.experiment_urls == {}
 
 

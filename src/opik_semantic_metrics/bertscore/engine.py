@@ -316,17 +316,20 @@ class BERTScoreEngine:
 
     # -- embeddings --------------------------------------------------------------------
 
-    def _embed(self, texts: Sequence[str]) -> dict[str, _TextEmbedding]:
+    def _embed(self, texts: Sequence[str], *, cached: bool = False) -> dict[str, _TextEmbedding]:
         """Token ids, embeddings and weights of the distinct texts.
 
-        Ids and embeddings come from the process-wide cache, keyed on the exact text and
-        everything the embeddings depend on, so a text is encoded once per process
-        whatever metric, item or experiment asks for it. Weights depend on the engine's
-        idf table and are looked up afresh.
+        With ``cached``, ids and embeddings come from the process-wide cache, keyed on the
+        exact text and everything the embeddings depend on, so a reference is encoded
+        once per process whatever metric, item or experiment asks for it. Weights depend
+        on the engine's idf table and are looked up afresh.
         """
-        namespace = (self.encoder.cache_key, "bertscore-token-embeddings")
         unique = list(dict.fromkeys(texts))
-        computed = self.cache.get_or_compute(namespace, unique, self._encode_and_embed)
+        if cached:
+            namespace = (self.encoder.cache_key, "bertscore-token-embeddings")
+            computed = self.cache.get_or_compute(namespace, unique, self._encode_and_embed)
+        else:
+            computed = self._encode_and_embed(unique)
         weights = self._weights([encoded for encoded, _embeddings in computed])
         return {
             text: _TextEmbedding(encoded=encoded, embeddings=embeddings, weights=text_weights)
@@ -419,7 +422,12 @@ class BERTScoreEngine:
             for candidate, group in zip(candidates, reference_lists, strict=True)
             for reference in group
         ]
-        embedded = self._embed([text for pair in pairs for text in pair])
+        # References repeat across items and experiments, outputs hardly ever: only the
+        # references are cached, which halves the cache's memory for the same reuse.
+        embedded = self._embed([reference for _, reference in pairs], cached=True)
+        embedded |= self._embed(
+            [candidate for candidate in candidates if candidate not in embedded]
+        )
         scores, matches = self._match_pairs(pairs, embedded)
         if self.baseline is not None:
             scores = (scores - self.baseline.as_tensor()) / (1 - self.baseline.as_tensor())

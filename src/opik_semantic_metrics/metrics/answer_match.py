@@ -41,6 +41,7 @@ from opik_semantic_metrics.answers.tiers import (
 )
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.metrics.bertscore import BERTScore
+from opik_semantic_metrics.metrics.failure import metric_failure
 from opik_semantic_metrics.models.registry import MINILM_HUB_ID
 
 #: Default semantic threshold for BERTScore F1 with all-MiniLM-L6-v2 (layer 6, no idf,
@@ -162,7 +163,7 @@ class AnswerMatch(base_metric.BaseMetric):
                 output, reference, answer_format=answer_format, question=question
             )
         except InputError as error:
-            raise MetricComputationError(f"{type(self).__name__}: {error}") from error
+            raise metric_failure(f"{type(self).__name__}: {error}") from error
         return score_result.ScoreResult(
             name=self.name,
             value=1.0 if result.matched else 0.0,
@@ -229,16 +230,16 @@ def _guarded(call: Callable[[str, str], Any], name: str) -> SemanticScorer:
         try:
             returned = call(output, reference)
         except MetricComputationError as error:
-            raise MetricComputationError(
+            raise metric_failure(
                 f"AnswerMatch: the semantic scorer {name} failed: {error}"
             ) from error
         except Exception as error:  # a user's scorer may raise anything
-            raise MetricComputationError(
+            raise metric_failure(
                 f"AnswerMatch: the semantic scorer {name} failed: {type(error).__name__}: {error}"
             ) from error
         value = _main_value(returned)
         if value is None:
-            raise MetricComputationError(
+            raise metric_failure(
                 f"AnswerMatch: the semantic scorer {name} returned {returned!r:.120}, "
                 "not a finite score."
             )

@@ -29,10 +29,10 @@ from typing import Any
 
 import torch
 from opik.evaluation.metrics import base_metric, score_result
-from opik.exceptions import MetricComputationError
 
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine, BERTScoreResult, TokenMatch
 from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.metrics.failure import metric_failure
 
 
 class BERTScore(base_metric.BaseMetric):
@@ -108,7 +108,7 @@ class BERTScore(base_metric.BaseMetric):
         try:
             self.engine.fit_idf(references)
         except InputError as error:
-            raise MetricComputationError(f"{type(self).__name__}: {error}") from error
+            raise metric_failure(f"{type(self).__name__}: {error}") from error
 
     def score(
         self, output: str, reference: str | Sequence[str], **ignored_kwargs: Any
@@ -131,7 +131,7 @@ class BERTScore(base_metric.BaseMetric):
         try:
             result = self.engine.score_one(output, reference)
         except InputError as error:
-            raise MetricComputationError(f"{type(self).__name__}: {error}") from error
+            raise metric_failure(f"{type(self).__name__}: {error}") from error
         return self._score_results(result)
 
     def score_batch(
@@ -141,7 +141,7 @@ class BERTScore(base_metric.BaseMetric):
         try:
             results = self.engine.score(outputs, references)
         except InputError as error:
-            raise MetricComputationError(f"{type(self).__name__}: {error}") from error
+            raise metric_failure(f"{type(self).__name__}: {error}") from error
         return [self._score_results(result) for result in results]
 
     def _score_results(self, result: BERTScoreResult) -> list[score_result.ScoreResult]:

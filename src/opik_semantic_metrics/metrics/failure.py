@@ -1,0 +1,48 @@
+"""Failing one item inside Opik's threaded evaluation without ending the run.
+
+A metric says "this item cannot be scored" by raising Opik's ``MetricComputationError``;
+Opik marks that item's score as failed and goes on. But Opik 2.2's evaluator, on
+catching any metric exception, imports ``openai`` and ``litellm`` to ask whether it was
+a rate-limit error. When several of its worker threads make that first import at once,
+Python's import locks can raise ``_DeadlockError`` in one of them, which escapes the
+evaluator and ends the whole evaluation (seen in this project's tests with 16 threads).
+
+So every metric here builds its failures with :func:`metric_failure`, which makes that
+import once, under a lock, in the failing thread, before Opik's handler runs: every
+later import finds the modules loaded. Runs without failures never pay for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import threading
+
+from opik.exceptions import MetricComputationError
+
+#: What Opik's exception analyser imports on its failure path.
+_MODULES_OPIK_IMPORTS_ON_FAILURE = ("openai", "litellm.exceptions")
+
+_imported = False
+_import_lock = threading.Lock()
+
+
+def metric_failure(message: str) -> MetricComputationError:
+    """A ``MetricComputationError`` that is safe to raise from Opik's worker threads.
+
+    Example:
+        >>> raise metric_failure("BERTScore: expected a string, got NoneType.")
+        Traceback (most recent call last):
+        ...
+        opik.exceptions.MetricComputationError: BERTScore: expected a string, got NoneType.
+    """
+    global _imported
+    if not _imported:
+        with _import_lock:
+            if not _imported:
+                for module in _MODULES_OPIK_IMPORTS_ON_FAILURE:
+                    # Where one is missing, Opik's own check fails the same way without us.
+                    with contextlib.suppress(ImportError):
+                        importlib.import_module(module)
+                _imported = True
+    return MetricComputationError(message)

@@ -1,0 +1,48 @@
+"""Failing items never end an Opik run, even when many fail at once from 16 threads."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from opik.exceptions import MetricComputationError
+
+from opik_semantic_metrics.metrics.failure import metric_failure
+
+# Runs in a fresh interpreter: the race is on the *first* import of litellm, which the
+# test session may already have done.
+SCRIPT = textwrap.dedent(
+    """
+    import sys
+    import opik
+    from opik_semantic_metrics import AnswerMatch
+
+    assert "litellm" not in sys.modules
+    items = [{"answer": None if i % 2 else "82%", "gold": "82.0"} for i in range(64)]
+    result = opik.evaluate_on_dict_items(
+        items=items,
+        task=lambda item: {"output": item["answer"], "reference": item["gold"]},
+        scoring_metrics=[AnswerMatch(track=False, name="answer")],
+        scoring_threads=16,
+    )
+    scores = [test.score_results[0] for test in result.test_results]
+    print(len(scores), sum(s.value == 1.0 and not s.scoring_failed for s in scores))
+    """
+)
+
+
+def test_metric_failure_is_opiks_error_type():
+    error = metric_failure("BERTScore: bad item")
+    assert isinstance(error, MetricComputationError)
+    assert str(error) == "BERTScore: bad item"
+
+
+def test_concurrent_failures_do_not_end_the_run():
+    # AnswerMatch scores a None output 0.0; a dict output makes it fail: use both.
+    script = SCRIPT.replace('None if i % 2 else "82%"', '{"x": 1} if i % 2 else "82%"')
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert completed.stdout.split()[-2:] == ["64", "32"]
