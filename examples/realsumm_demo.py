@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import opik
 from transformers.utils import logging as transformers_logging
 
 from opik_semantic_metrics import AnswerMatch, BERTScore
@@ -291,8 +292,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     transformers_logging.disable_progress_bar()
     online = opik_server_configured()
     if not online:
-        # Opik reads this when it starts its client: no traces sent to nowhere.
+        # No tracing (the flag is read once and cached, so set it too), and none of the
+        # warnings of an Opik client with nowhere to send to.
         os.environ["OPIK_TRACK_DISABLE"] = "true"
+        opik.set_tracing_active(False)
         logging.getLogger("opik").setLevel(logging.ERROR)
 
     documents = load_documents()[: args.limit]

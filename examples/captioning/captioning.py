@@ -237,6 +237,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     transformers_logging.disable_progress_bar()
     online = opik_server_configured()
     if not online:
+        # No tracing (the flag is read once and cached, so set it too), and none of the
+        # warnings of an Opik client with nowhere to send to.
+        os.environ["OPIK_TRACK_DISABLE"] = "true"
         opik.set_tracing_active(False)
         logging.getLogger("opik").setLevel(logging.ERROR)
     items = (
