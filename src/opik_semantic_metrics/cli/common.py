@@ -67,14 +67,14 @@ def read_aligned(paths: Sequence[str | Path]) -> list[list[str]]:
 def chunks(count: int, size: int, *, progress: bool | None, unit: str) -> Iterator[slice]:
     """Slices of ``range(count)`` of ``size`` items, with a progress bar on stderr.
 
-    ``progress`` None shows the bar only when stderr is a terminal.
+    ``progress`` None shows the bar only when stderr is a terminal. The finished bar
+    stays, so the last line on stderr says how many items were done and how fast.
     """
     with tqdm(
         total=count,
         unit=unit,
         disable=None if progress is None else not progress,
         file=sys.stderr,
-        leave=False,
     ) as bar:
         for start in range(0, count, size):
             stop = min(start + size, count)
