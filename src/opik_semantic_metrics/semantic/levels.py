@@ -6,6 +6,11 @@
   from the reference's side, and the level is their F1. A side with no pieces scores 0.
   This is BERTScore's greedy matching with smoothed idf weights, so it runs on
   :func:`opik_semantic_metrics.bertscore.greedy.greedy_match` (padding never matches).
+  Precision and recall are clamped at 0 before the F1: token cosines can be negative,
+  and the harmonic mean of a positive and a negative number is unbounded (with
+  all-MiniLM-L6-v2 and uniform weights one STS-B train pair, "A man is holding a
+  leaf." / "A woman is watching television.", has F1 -73.9 unclamped), while a
+  negative soft precision means no match at all. The level is then in ``[0, 1]``.
 - **Sentence**: cosine of the sentence embeddings of the cleaned texts.
 - **Paragraph**: cosine of the sentence embeddings of the raw texts, before the
   baseline rescaling of :mod:`~opik_semantic_metrics.semantic.combine`.
@@ -89,13 +94,17 @@ def word_level(
             out_vectors, out_mask, out_weights, ref_vectors, ref_mask, ref_weights,
             no_empty, no_empty,
         )  # fmt: skip
+        precision = match.precision.clamp(min=0.0).tolist()
+        recall = match.recall.clamp(min=0.0).tolist()
         for row, index in enumerate(batch):
-            results[index] = WordLevel(
-                precision=float(match.precision[row]),
-                recall=float(match.recall[row]),
-                f1=float(match.f1[row]),
-            )
+            results[index] = _f1(precision[row], recall[row])
     return results
+
+
+def _f1(precision: float, recall: float) -> WordLevel:
+    total = precision + recall
+    f1 = 2 * precision * recall / total if total > 0 else 0.0
+    return WordLevel(precision=precision, recall=recall, f1=f1)
 
 
 def _padded(items: Sequence[WeightedPieces]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
