@@ -284,7 +284,7 @@ class SemanticMatchEngine:
         ...     ["Heart attack.", "Myocardial infarction.", "The train leaves at noon."],
         ... )
         >>> same.score, round(related.score, 4), unrelated.score
-        (1.0, 0.4836, 0.0)
+        (1.0, 0.4636, 0.0)
     """
 
     def __init__(
