@@ -7,6 +7,7 @@ Opik; the thin Opik metric classes are in :mod:`opik_semantic_metrics.metrics`.
 from opik_semantic_metrics.errors import InputError, ModelUnavailableError
 from opik_semantic_metrics.metrics.answer_match import AnswerMatch
 from opik_semantic_metrics.metrics.bertscore import BERTScore
+from opik_semantic_metrics.metrics.semantic_match import SemanticMatch
 
 __version__ = "0.1.0"
 
@@ -15,5 +16,6 @@ __all__ = [
     "BERTScore",
     "InputError",
     "ModelUnavailableError",
+    "SemanticMatch",
     "__version__",
 ]

@@ -2,5 +2,6 @@
 
 from opik_semantic_metrics.metrics.answer_match import AnswerMatch
 from opik_semantic_metrics.metrics.bertscore import BERTScore
+from opik_semantic_metrics.metrics.semantic_match import SemanticMatch
 
-__all__ = ["AnswerMatch", "BERTScore"]
+__all__ = ["AnswerMatch", "BERTScore", "SemanticMatch"]
