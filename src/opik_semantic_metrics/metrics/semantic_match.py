@@ -29,9 +29,9 @@ from typing import Any
 
 import torch
 from opik.evaluation.metrics import base_metric, score_result
-from opik.exceptions import MetricComputationError
 
 from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.metrics.failure import metric_failure
 from opik_semantic_metrics.semantic.combine import DEFAULT_FLOOR, DEFAULT_SNAP, DEFAULT_WEIGHTS
 from opik_semantic_metrics.semantic.engine import (
     SemanticMatchEngine,
@@ -132,7 +132,7 @@ class SemanticMatch(base_metric.BaseMetric):
         try:
             self.engine.fit(references)
         except InputError as error:
-            raise MetricComputationError(f"{type(self).__name__}: {error}") from error
+            raise metric_failure(f"{type(self).__name__}: {error}") from error
 
     def fit_from_items(
         self, items: Sequence[Mapping[str, Any]], reference_key: str = "reference"
@@ -146,7 +146,7 @@ class SemanticMatch(base_metric.BaseMetric):
         references = []
         for index, item in enumerate(items):
             if not isinstance(item, Mapping) or reference_key not in item:
-                raise MetricComputationError(
+                raise metric_failure(
                     f"{type(self).__name__}: expected item {index} to be a mapping with a "
                     f"{reference_key!r} field."
                 )
@@ -193,7 +193,7 @@ class SemanticMatch(base_metric.BaseMetric):
         try:
             result = self.engine.score_one(output, reference)
         except InputError as error:
-            raise MetricComputationError(f"{type(self).__name__}: {error}") from error
+            raise metric_failure(f"{type(self).__name__}: {error}") from error
         return self._score_result(result)
 
     def score_batch(
@@ -203,7 +203,7 @@ class SemanticMatch(base_metric.BaseMetric):
         try:
             results = self.engine.score(outputs, references)
         except InputError as error:
-            raise MetricComputationError(f"{type(self).__name__}: {error}") from error
+            raise metric_failure(f"{type(self).__name__}: {error}") from error
         return [self._score_result(result) for result in results]
 
     def _score_result(self, result: SemanticMatchResult) -> score_result.ScoreResult:
