@@ -6,10 +6,12 @@ Opik; the thin Opik metric classes are in :mod:`opik_semantic_metrics.metrics`.
 
 from opik_semantic_metrics.errors import InputError, ModelUnavailableError
 from opik_semantic_metrics.metrics.bertscore import BERTScore
+from opik_semantic_metrics.metrics.comet import COMET
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "COMET",
     "BERTScore",
     "InputError",
     "ModelUnavailableError",
