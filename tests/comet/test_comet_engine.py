@@ -46,8 +46,9 @@ def test_engines_of_one_model_share_the_loaded_model():
     assert _engine("regression-xlmr").loaded is _engine("regression-xlmr", batch_size=4).loaded
 
 
-def test_reference_free_models_ignore_references():
-    engine = _engine("referenceless-xlmr")
+@pytest.mark.parametrize("name", ["referenceless-xlmr", "unified-kiwi"])
+def test_reference_free_models_ignore_references(name):
+    engine = _engine(name)
     assert not engine.reads_references and not engine.requires_references
     with_references = engine.score(SOURCES, TRANSLATIONS, REFERENCES)
     without = engine.score(SOURCES, TRANSLATIONS)
@@ -62,6 +63,18 @@ def test_a_reference_model_without_a_reference_is_an_input_error():
         engine.score(SOURCES[:2], TRANSLATIONS[:2], [REFERENCES[0], None])
     with pytest.raises(InputError, match="needs a reference"):
         engine.score(SOURCES[:2], TRANSLATIONS[:2])
+
+
+def test_xcomet_scores_items_with_and_without_reference_in_one_batch():
+    engine = _engine("xcomet")
+    references = [ref if index % 2 == 0 else None for index, ref in enumerate(REFERENCES)]
+    results = engine.score(SOURCES, TRANSLATIONS, references)
+    expected = ORACLE["models"]["xcomet"]
+    for index, result in enumerate(results):
+        mode = "with_reference" if index % 2 == 0 else "without_reference"
+        assert result.used_reference == (mode == "with_reference")
+        assert result.score == pytest.approx(expected[mode]["scores"][index], abs=1e-5)
+        assert len(result.error_spans) == len(expected[mode]["metadata"]["error_spans"][index])
 
 
 @pytest.mark.parametrize(
@@ -89,4 +102,4 @@ def test_empty_lists_and_bad_batch_sizes():
 
 def test_score_one_checks_input_in_the_callers_thread():
     with pytest.raises(InputError, match="source 0 to be a string"):
-        _engine("regression-xlmr").score_one(None, "text", "ref")  # type: ignore[arg-type]
+        _engine("xcomet").score_one(None, "text")  # type: ignore[arg-type]

@@ -26,12 +26,16 @@ TRANSLATIONS = [segment["mt"] for segment in SEGMENTS]
 REFERENCES = [segment["ref"] for segment in SEGMENTS]
 TOLERANCE = 1e-5
 
-SUPPORTED = {"regression_metric", "referenceless_regression_metric"}
 CASES = [
     (name, mode)
     for name, entry in ORACLE["models"].items()
     for mode in ("with_reference", "without_reference")
-    if mode in entry and entry["class_identifier"] in SUPPORTED
+    if mode in entry
+]
+WORD_LEVEL_CASES = [
+    (name, mode)
+    for name, mode in CASES
+    if "error_spans" in ORACLE["models"][name][mode].get("metadata", {})
 ]
 _engines: dict[str, CometEngine] = {}
 
@@ -53,7 +57,12 @@ def test_the_oracle_is_unbabel_comet_under_transformers_4():
     assert versions["unbabel-comet"] == "2.2.7"
     assert versions["transformers"].startswith("4.")
     assert versions["numpy"].startswith("1.")
-    assert {ORACLE["models"][name]["class_identifier"] for name, _ in CASES} == SUPPORTED
+    assert {ORACLE["models"][name]["class_identifier"] for name, _ in CASES} == {
+        "regression_metric",
+        "referenceless_regression_metric",
+        "unified_metric",
+        "xcomet_metric",
+    }
 
 
 def test_the_segments_cover_empty_long_and_non_latin_text():
@@ -97,7 +106,38 @@ def test_scores_equal_unbabel_comet(name, mode):
     assert all(result.used_reference == (mode == "with_reference") for result in results)
 
 
-@pytest.mark.parametrize("name", ["regression-xlmr"])
+@pytest.mark.parametrize(("name", "mode"), WORD_LEVEL_CASES)
+def test_error_spans_and_partial_scores_equal_unbabel_comet(name, mode):
+    metadata = ORACLE["models"][name][mode]["metadata"]
+    results = _ours(name, mode)
+    spans = 0
+    for result, expected in zip(results, metadata["error_spans"], strict=True):
+        assert result.error_spans is not None
+        assert [(s.text, s.severity, s.start, s.end) for s in result.error_spans] == [
+            (e["text"], e["severity"], e["start"], e["end"]) for e in expected
+        ]
+        for span, theirs in zip(result.error_spans, expected, strict=True):
+            assert span.confidence == pytest.approx(theirs["confidence"], abs=TOLERANCE)
+        spans += len(expected)
+    assert spans > 100
+    partial_keys = {
+        "src_scores": "src",
+        "ref_scores": "ref",
+        "unified_scores": "unified",
+        "mqm_scores": "mqm",
+    }
+    for key, ours_key in partial_keys.items():
+        if key in metadata:
+            ours = [result.partial_scores[ours_key] for result in results]
+            assert max(abs(a - b) for a, b in zip(ours, metadata[key], strict=True)) < TOLERANCE
+
+
+def test_every_severity_occurs_in_the_xcomet_oracle():
+    spans = ORACLE["models"]["xcomet"]["with_reference"]["metadata"]["error_spans"]
+    assert {span["severity"] for item in spans for span in item} == {"minor", "major", "critical"}
+
+
+@pytest.mark.parametrize("name", ["regression-xlmr", "xcomet"])
 def test_score_one_from_16_threads_equals_unbabel_comet(name):
     engine = _engine(name)
     expected = ORACLE["models"][name]["with_reference"]["scores"]

@@ -34,6 +34,11 @@ def metric() -> COMET:
     return COMET(str(FIXTURES / "regression-xlmr"), device="cpu", track=False)
 
 
+@pytest.fixture(scope="module")
+def xcomet() -> COMET:
+    return COMET(str(FIXTURES / "xcomet"), device="cpu", name="xcomet", track=False)
+
+
 def test_score_equals_unbabel_comet_and_names_the_model(metric):
     segment = SEGMENTS[0]
     result = metric.score(input=segment["src"], output=segment["mt"], reference=segment["ref"])
@@ -48,6 +53,30 @@ def test_score_equals_unbabel_comet_and_names_the_model(metric):
     assert "error_spans" not in meta
     assert result.reason.startswith(f"COMET {result.value:.4f} (")
     assert result.reason.endswith("regression_metric, with reference).")
+
+
+def test_xcomet_results_carry_the_error_spans(xcomet):
+    index = next(
+        i
+        for i, spans in enumerate(
+            ORACLE["models"]["xcomet"]["with_reference"]["metadata"]["error_spans"]
+        )
+        if len(spans) >= 2
+    )
+    segment = SEGMENTS[index]
+    result = xcomet.score(input=segment["src"], output=segment["mt"], reference=segment["ref"])
+    metadata = ORACLE["models"]["xcomet"]["with_reference"]["metadata"]
+    assert result.value == pytest.approx(_oracle("xcomet")[index], abs=1e-5)
+    expected = metadata["error_spans"][index]
+    assert [
+        {**span, "confidence": pytest.approx(span["confidence"], abs=1e-5)} for span in expected
+    ] == (result.metadata["error_spans"])
+    assert result.metadata["partial_scores"]["mqm"] == pytest.approx(metadata["mqm_scores"][index])
+    assert f"{len(expected)} error spans (" in result.reason
+    # Without a reference XCOMET scores the translation against the source alone.
+    qe = xcomet.score(input=segment["src"], output=segment["mt"])
+    assert qe.value == pytest.approx(_oracle("xcomet", "without_reference")[index], abs=1e-5)
+    assert qe.metadata["used_reference"] is False
 
 
 @pytest.mark.parametrize(
@@ -67,6 +96,16 @@ def test_score_equals_unbabel_comet_and_names_the_model(metric):
 def test_bad_input_is_a_metric_computation_error(metric, arguments, message):
     with pytest.raises(MetricComputationError, match=message):
         metric.score(**arguments)
+
+
+def test_a_reference_free_model_ignores_whatever_reference_it_gets():
+    kiwi = COMET(str(FIXTURES / "unified-kiwi"), device="cpu", track=False)
+    segment = SEGMENTS[3]
+    expected = _oracle("unified-kiwi", "without_reference")[3]
+    for reference in (None, segment["ref"], 123, ["a list"]):
+        result = kiwi.score(input=segment["src"], output=segment["mt"], reference=reference)
+        assert result.value == pytest.approx(expected, abs=1e-5)
+        assert result.metadata["used_reference"] is False
 
 
 def test_empty_texts_get_comets_defined_score(metric):

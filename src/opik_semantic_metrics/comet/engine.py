@@ -34,6 +34,7 @@ from opik_semantic_metrics.comet.models import (
     ErrorSpan,
     RegressionModel,
     SentenceEmbedding,
+    UnifiedModel,
     load_model,
 )
 from opik_semantic_metrics.errors import InputError
@@ -61,7 +62,7 @@ class LoadedComet:
     directory: Path
     revision: str | None
     hparams: CometHparams
-    model: RegressionModel
+    model: RegressionModel | UnifiedModel
     device: torch.device
 
 
@@ -245,7 +246,10 @@ class CometEngine:
         )
         if not translations:
             return []
-        return self._score_regression(self.loaded.model, sources, translations, checked)
+        model = self.loaded.model
+        if isinstance(model, UnifiedModel):
+            return model.score(sources, translations, checked, self.batch_size)
+        return self._score_regression(model, sources, translations, checked)
 
     def score_one(self, source: str, translation: str, reference: str | None = None) -> CometResult:
         """Score one item, batched with the items other threads score at the same time.

@@ -34,6 +34,7 @@ from torch.nn.utils.rnn import pad_sequence
 from opik_semantic_metrics.comet.checkpoint import CometCheckpoint, CometHparams, resolve_pretrained
 from opik_semantic_metrics.comet.encoder import (
     CometEncoder,
+    TokenizedText,
     encoder_family,
     load_comet_encoder,
 )
@@ -44,6 +45,14 @@ from opik_semantic_metrics.comet.estimator import (
 )
 from opik_semantic_metrics.comet.layers import LayerMix, average_pool, max_pool
 from opik_semantic_metrics.errors import ModelUnavailableError
+
+#: XCOMET's weights of the mt+src, mt+ref and mt+src+ref scores and of the MQM score.
+XCOMET_SCORE_WEIGHTS = (0.12, 0.33, 0.33, 0.22)
+#: Weights of the three sequences' tag probabilities (unified and XCOMET).
+SPAN_INPUT_WEIGHTS = (0.1667, 0.3333, 0.5)
+#: MQM penalty per error severity, the cap, and the scale of the MQM-like score.
+MQM_PENALTIES = {"minor": 1, "major": 5, "critical": 10}
+MQM_CAP = 25
 
 
 @dataclass(frozen=True)
@@ -254,8 +263,254 @@ class RegressionModel(CometModel):
         return self.estimator(features).view(-1).tolist()
 
 
-def load_model(checkpoint: CometCheckpoint, device: torch.device) -> RegressionModel:
+@dataclass(frozen=True)
+class _JointSequence:
+    """One joined sequence of a unified model and what it was built from."""
+
+    item: int
+    part: int
+    ids: tuple[int, ...]
+    token_types: tuple[int, ...] | None
+    truncated: bool
+
+
+class UnifiedModel(CometModel):
+    """``unified_metric`` (COMETKiwi) and ``xcomet_metric`` (XCOMET)."""
+
+    def __init__(self, checkpoint: CometCheckpoint, device: torch.device) -> None:
+        super().__init__(checkpoint, device)
+        hparams = self.hparams
+        self.labels = ("O", *hparams.error_labels)
+        self.tagger: torch.nn.Linear | None = None
+        if hparams.word_level:
+            states = self.encoder.num_hidden_states
+            if not 0 <= hparams.word_layer < states:
+                raise ValueError(
+                    f"Invalid word layer {hparams.word_layer} for an encoder of {states} states."
+                )
+            self.tagger = torch.nn.Linear(self.encoder.model.config.hidden_size, len(self.labels))
+            _load_module(self.tagger, checkpoint.state_dict, "hidden2tag.")
+            self.tagger.to(device).eval()
+
+    def segments_of(self, has_reference: bool) -> list[tuple[str, ...]]:
+        """The joined sequences scored for an item: three with src and ref, else one."""
+        segments = self.hparams.input_segments
+        present = [name for name in segments if name != "ref" or has_reference]
+        if "src" in present and "ref" in present:
+            return [("mt", "src"), ("mt", "ref"), ("mt", "src", "ref")]
+        return [tuple(present)]
+
+    def _join(
+        self, parts: Sequence[TokenizedText]
+    ) -> tuple[tuple[int, ...], tuple[int, ...] | None, bool]:
+        """COMET's ``concat_sequences`` for one item: ids, token types, truncated."""
+        tokenizer = self.encoder.tokenizer
+        family = self.encoder.family
+        unpadded = [[token for token in part.ids if token != tokenizer.pad_id] for part in parts]
+        joined = unpadded[0]
+        for part in unpadded[1:]:
+            separators = [tokenizer.sep_id] * family.separator_size
+            joined = [tokenizer.cls_id, *joined[1:-1], *separators, *part[1:-1], tokenizer.sep_id]
+        special = 1 + len(parts) * family.separator_size
+        truncated = sum(len(part) - 2 for part in unpadded) > self.encoder.max_positions - special
+        if truncated:
+            joined = joined[: self.encoder.max_positions]
+        token_types = None
+        if family.token_types:
+            first = len(unpadded[0])
+            token_types = tuple(0 if position < first else 1 for position in range(len(joined)))
+        return tuple(joined), token_types, truncated
+
+    @torch.inference_mode()
+    def _run(
+        self, sequences: Sequence[_JointSequence], lengths: Sequence[int], batch_size: int
+    ) -> list[tuple[torch.Tensor, torch.Tensor | None]]:
+        """Per sequence: score, and tag probabilities over its ``lengths[i]`` first tokens."""
+        outputs: list[tuple[torch.Tensor, torch.Tensor | None]] = [None] * len(sequences)  # type: ignore[list-item]
+        pad_id = self.encoder.tokenizer.pad_id
+        for batch in length_batches([len(sequence.ids) for sequence in sequences], batch_size):
+            ids, mask = _padded([sequences[i].ids for i in batch], pad_id, self.device)
+            token_types = None
+            if self.encoder.family.token_types:
+                # Padding continues the last type, 1, as in COMET.
+                token_types, _ = _padded(
+                    [sequences[i].token_types or () for i in batch], 1, self.device
+                )
+            hidden = self.encoder.hidden_states(ids, mask, token_types)
+            scores = self.estimator(self._sentence_states(hidden, mask)[:, 0]).view(-1).cpu()
+            probabilities = None
+            if self.tagger is not None:
+                logits = self.tagger(hidden[self.hparams.word_layer])
+                probabilities = torch.softmax(logits, dim=2).cpu()
+            for row, index in enumerate(batch):
+                tags = None
+                if probabilities is not None:
+                    tags = probabilities[row, : min(lengths[index], ids.shape[1])]
+                outputs[index] = (scores[row], tags)
+        return outputs
+
+    def score(
+        self,
+        sources: Sequence[str],
+        translations: Sequence[str],
+        references: Sequence[str | None],
+        batch_size: int,
+    ) -> list[CometResult]:
+        """Score every item; items with and without a reference may be mixed."""
+        tokenizer = self.encoder.tokenizer
+        texts = {"src": list(sources), "mt": list(translations)}
+        tokenized = {name: tokenizer.encode(values) for name, values in texts.items()}
+        with_reference = [i for i, reference in enumerate(references) if reference is not None]
+        encoded_refs = tokenizer.encode([references[i] for i in with_reference])  # type: ignore[misc]
+        ref_of: dict[int, TokenizedText] = dict(zip(with_reference, encoded_refs, strict=True))
+        sequences: list[_JointSequence] = []
+        layouts: list[list[tuple[str, ...]]] = []
+        first_ids: list[tuple[int, ...]] = []
+        for item in range(len(translations)):
+            layout = self.segments_of(item in ref_of)
+            layouts.append(layout)
+            for part, names in enumerate(layout):
+                pieces = [
+                    ref_of[item] if name == "ref" else tokenized[name][item] for name in names
+                ]
+                ids, token_types, truncated = self._join(pieces)
+                sequences.append(_JointSequence(item, part, ids, token_types, truncated))
+                if part == 0:
+                    first_ids.append(ids)
+        mt_lengths = [len(tokenized["mt"][sequence.item].ids) for sequence in sequences]
+        outputs = self._run(sequences, mt_lengths, batch_size)
+        per_item: dict[int, list[tuple[torch.Tensor, torch.Tensor | None]]] = {}
+        joint_truncated: set[int] = set()
+        for sequence, output in zip(sequences, outputs, strict=True):
+            per_item.setdefault(sequence.item, []).append(output)
+            if sequence.truncated:
+                joint_truncated.add(sequence.item)
+        results = []
+        for item, layout in enumerate(layouts):
+            used = {name for names in layout for name in names}
+            truncated = [
+                label
+                for name, label in (("src", "source"), ("mt", "translation"), ("ref", "reference"))
+                if name in used
+                and (ref_of[item] if name == "ref" else tokenized[name][item]).truncated
+            ]
+            if item in joint_truncated:
+                truncated.append("joint input")
+            results.append(
+                self._combine(
+                    per_item[item],
+                    first_ids=first_ids[item],
+                    mt=tokenized["mt"][item],
+                    used_reference="ref" in used,
+                    truncated=tuple(truncated),
+                )
+            )
+        return results
+
+    def _combine(
+        self,
+        outputs: Sequence[tuple[torch.Tensor, torch.Tensor | None]],
+        first_ids: Sequence[int],
+        mt: TokenizedText,
+        used_reference: bool,
+        truncated: tuple[str, ...],
+    ) -> CometResult:
+        """One item's score (and spans) from its one or three sequences' outputs."""
+        scores = torch.stack([score for score, _ in outputs])
+        spans: tuple[ErrorSpan, ...] | None = None
+        if self.tagger is not None:
+            probabilities = [tags for _, tags in outputs if tags is not None]
+            if len(probabilities) == 3:
+                weights = torch.tensor(SPAN_INPUT_WEIGHTS)
+                weighed = [
+                    weight * tags for weight, tags in zip(weights, probabilities, strict=True)
+                ]
+                combined = torch.stack(weighed).sum(0)
+            else:
+                combined = probabilities[0]
+            # The token ids are those of the first sequence, as in COMET.
+            spans = self._decode(first_ids, combined, mt.offsets)
+        partial: dict[str, float] = {}
+        if len(outputs) == 3:
+            partial = dict(zip(("src", "ref", "unified"), scores.tolist(), strict=True))
+        if self.hparams.kind == "xcomet":
+            assert spans is not None
+            mqm = _mqm_score(spans)
+            capped = torch.where(scores > 1.0, 1.0, scores)
+            if len(outputs) == 3:
+                regression = torch.stack(
+                    [capped[i] * XCOMET_SCORE_WEIGHTS[i] for i in range(3)]
+                ).sum(0)
+            else:
+                partial["src"] = float(capped[0])
+                regression = capped[0] * sum(XCOMET_SCORE_WEIGHTS[:3])
+            partial["mqm"] = float(mqm)
+            score = regression + mqm * XCOMET_SCORE_WEIGHTS[3]
+        else:
+            score = scores.mean(0)
+        return CometResult(
+            score=float(score),
+            used_reference=used_reference,
+            truncated=truncated,
+            partial_scores=partial,
+            error_spans=spans,
+        )
+
+    def _decode(
+        self, ids: Sequence[int], tags: torch.Tensor, offsets: Sequence[tuple[int, int]]
+    ) -> tuple[ErrorSpan, ...]:
+        """COMET's ``decode``: runs of error-tagged translation tokens become spans.
+
+        A run begins at an error tag (its severity is the run's), goes on over error tags
+        of any severity, and ends at a no-error tag; a run still open at the end is
+        dropped, as in COMET.
+        """
+        spans: list[ErrorSpan] = []
+        run: _Run | None = None
+        for token_id, probabilities, (start, end) in zip(ids, tags, offsets, strict=False):
+            probability, label = torch.topk(probabilities, 1)
+            severity = self.labels[int(label[0])]
+            if severity == "O":
+                if run is not None:
+                    spans.append(self._span(run))
+                run = None
+            elif run is None:
+                run = _Run([token_id], [probability], severity, start, end)
+            else:
+                run.tokens.append(token_id)
+                run.confidences.append(probability)
+                run.end = end
+        return tuple(spans)
+
+    def _span(self, run: _Run) -> ErrorSpan:
+        return ErrorSpan(
+            text=self.encoder.tokenizer.decode(run.tokens),
+            severity=run.severity,
+            confidence=torch.cat(run.confidences).mean().item(),
+            start=run.start,
+            end=run.end,
+        )
+
+
+@dataclass
+class _Run:
+    """An error span being read: its tokens, their tag probabilities, severity and offsets."""
+
+    tokens: list[int]
+    confidences: list[torch.Tensor]
+    severity: str
+    start: int
+    end: int
+
+
+def _mqm_score(spans: Sequence[ErrorSpan]) -> torch.Tensor:
+    """XCOMET's MQM-like score of the spans, in [0, 1] (float32, as COMET computes it)."""
+    penalty = min(MQM_CAP, sum(MQM_PENALTIES.get(span.severity, 0) for span in spans))
+    return (torch.tensor(penalty) * -1 + MQM_CAP) / MQM_CAP
+
+
+def load_model(checkpoint: CometCheckpoint, device: torch.device) -> RegressionModel | UnifiedModel:
     """The model class for the checkpoint's kind, built and loaded."""
     if checkpoint.hparams.kind in ("regression", "referenceless"):
         return RegressionModel(checkpoint, device)
-    raise ValueError(f"COMET class {checkpoint.hparams.class_identifier!r} is not supported yet.")
+    return UnifiedModel(checkpoint, device)
