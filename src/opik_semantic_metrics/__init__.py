@@ -7,13 +7,17 @@ Opik; the thin Opik metric classes are in :mod:`opik_semantic_metrics.metrics`.
 from opik_semantic_metrics.errors import InputError, ModelUnavailableError
 from opik_semantic_metrics.metrics.answer_match import AnswerMatch
 from opik_semantic_metrics.metrics.bertscore import BERTScore
+from opik_semantic_metrics.metrics.comet import COMET
+from opik_semantic_metrics.metrics.semantic_match import SemanticMatch
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "COMET",
     "AnswerMatch",
     "BERTScore",
     "InputError",
     "ModelUnavailableError",
+    "SemanticMatch",
     "__version__",
 ]

@@ -2,5 +2,7 @@
 
 from opik_semantic_metrics.metrics.answer_match import AnswerMatch
 from opik_semantic_metrics.metrics.bertscore import BERTScore
+from opik_semantic_metrics.metrics.comet import COMET
+from opik_semantic_metrics.metrics.semantic_match import SemanticMatch
 
-__all__ = ["AnswerMatch", "BERTScore"]
+__all__ = ["COMET", "AnswerMatch", "BERTScore", "SemanticMatch"]

@@ -1,0 +1,306 @@
+"""The pretrained encoder inside a COMET model: its tokenizer and its transformer body.
+
+COMET names its encoder by a family (``encoder_model``) and a Hub id or directory
+(``pretrained_model``) from which it reads only the config and the tokenizer; the weights
+come from the COMET checkpoint (keys ``encoder.model.*``). The families are data here
+(:data:`ENCODER_FAMILIES`), with the facts of unbabel-comet 2.2.7's ``comet/encoders``:
+the transformers classes, how many separator tokens join two segments, whether the model
+is fed token type ids, and where the tokenizer comes from.
+
+Tokenization is COMET's (transformers 4 fast tokenizers): the ``tokenizer.json`` of the
+encoder is run by the ``tokenizers`` library directly, so ids and offsets do not depend
+on how transformers 5 rebuilds tokenizer classes. Each segment is truncated to the
+model's position table minus 4 tokens (510 for XLM-R, special tokens included).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import torch
+import transformers
+from tokenizers import Tokenizer
+
+from opik_semantic_metrics.errors import ModelUnavailableError
+from opik_semantic_metrics.models.loading import ModelSource, _unavailable
+
+logger = logging.getLogger(__name__)
+
+#: The files of an encoder COMET reads (config and tokenizer, never the weights).
+ENCODER_FILES: Final = (
+    "config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "sentencepiece.bpe.model",
+    "vocab.txt",
+)
+
+
+@dataclass(frozen=True)
+class EncoderFamily:
+    """How COMET uses one family of encoders.
+
+    Attributes:
+        config_class, model_class: The transformers classes.
+        separator_size: Separator tokens between two joined segments (BERT's ``[SEP]``: 1;
+            XLM-R's ``</s></s>``: 2).
+        token_types: The model is fed token type ids (COMET's BERT encoder only).
+        tokenizer_source: A fixed tokenizer name, where COMET uses one whatever the
+            ``pretrained_model``.
+        special_tokens: Default (cls, sep, pad) token strings.
+    """
+
+    config_class: str
+    model_class: str
+    separator_size: int
+    token_types: bool
+    tokenizer_source: str | None
+    special_tokens: tuple[str, str, str]
+
+
+_XLMR_TOKENS = ("<s>", "</s>", "<pad>")
+_BERT_TOKENS = ("[CLS]", "[SEP]", "[PAD]")
+
+#: unbabel-comet 2.2.7's encoders (``comet/encoders/__init__.py`` ``str2encoder``).
+ENCODER_FAMILIES: Final[dict[str, EncoderFamily]] = {
+    "XLM-RoBERTa": EncoderFamily(
+        "XLMRobertaConfig", "XLMRobertaModel", 2, False, None, _XLMR_TOKENS
+    ),
+    "XLM-RoBERTa-XL": EncoderFamily(
+        "XLMRobertaXLConfig", "XLMRobertaXLModel", 2, False, None, _XLMR_TOKENS
+    ),
+    # A BERT body read with the tokenizer of xlm-roberta-base.
+    "MiniLM": EncoderFamily("BertConfig", "BertModel", 2, False, "xlm-roberta-base", _XLMR_TOKENS),
+    "BERT": EncoderFamily("BertConfig", "BertModel", 1, True, None, _BERT_TOKENS),
+    "RemBERT": EncoderFamily("RemBertConfig", "RemBertModel", 1, False, None, _BERT_TOKENS),
+}
+
+
+def encoder_family(name: str) -> EncoderFamily:
+    """The family of COMET's ``encoder_model`` name.
+
+    Raises:
+        ValueError: An encoder COMET does not know.
+    """
+    try:
+        return ENCODER_FAMILIES[name]
+    except KeyError:
+        raise ValueError(
+            f"Expected the encoder to be one of {sorted(ENCODER_FAMILIES)}, got {name!r}."
+        ) from None
+
+
+def fetch_encoder_files(name: str) -> Path:
+    """A local directory with the encoder's config and tokenizer files.
+
+    A directory is used as it is; a Hub id is downloaded (config and tokenizer only)
+    through the Hugging Face cache, honouring ``HF_HUB_OFFLINE``.
+
+    Raises:
+        ModelUnavailableError: The files cannot be had.
+    """
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return path.resolve()
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(repo_id=name, allow_patterns=list(ENCODER_FILES)))
+    except (OSError, ValueError) as error:
+        raise _unavailable(ModelSource(name=name, location=name), error) from error
+
+
+@dataclass(frozen=True)
+class TokenizedText:
+    """One segment as COMET tokenizes it.
+
+    Attributes:
+        ids: Token ids, special tokens included.
+        offsets: Per token, its (start, end) character span in the text.
+        truncated: The segment was longer than the limit and was cut.
+    """
+
+    ids: tuple[int, ...]
+    offsets: tuple[tuple[int, int], ...]
+    truncated: bool
+
+
+def _token_string(value: Any) -> str | None:
+    """A special token from tokenizer_config.json: a string or ``{"content": ...}``."""
+    if isinstance(value, Mapping):
+        value = value.get("content")
+    return value if isinstance(value, str) else None
+
+
+class CometTokenizer:
+    """COMET's segment tokenization with one encoder's tokenizer.
+
+    Args:
+        directory: Local directory with ``tokenizer.json`` (else a tokenizer transformers
+            can build, e.g. from ``sentencepiece.bpe.model``).
+        max_length: Most tokens per segment, special tokens included.
+        default_special_tokens: (cls, sep, pad) strings when the configs name none.
+
+    Raises:
+        ModelUnavailableError: No tokenizer can be built from the directory, or it lacks
+            one of the special tokens.
+    """
+
+    def __init__(
+        self, directory: Path, max_length: int, default_special_tokens: tuple[str, str, str]
+    ) -> None:
+        config: dict[str, Any] = {}
+        for name in ("special_tokens_map.json", "tokenizer_config.json"):
+            if (directory / name).is_file():
+                config.update(json.loads((directory / name).read_text(encoding="utf-8")))
+        if (directory / "tokenizer.json").is_file():
+            backend = Tokenizer.from_file(str(directory / "tokenizer.json"))
+        else:
+            # No serialised fast tokenizer: let transformers build one from the
+            # vocabulary files (its construction may differ from transformers 4's on
+            # rare whitespace and Unicode cases).
+            try:
+                built = transformers.AutoTokenizer.from_pretrained(str(directory))
+            except (OSError, ValueError) as error:
+                raise ModelUnavailableError(f"No tokenizer in {directory}: {error}") from error
+            backend = Tokenizer.from_str(built.backend_tokenizer.to_str())
+        # Fixed once here and never changed: a tokenizer whose settings change while
+        # another thread encodes raises "Already borrowed".
+        backend.no_padding()
+        backend.enable_truncation(max_length=max_length)
+        self.backend = backend
+        self.max_length = max_length
+        ids = []
+        for key, default in zip(
+            ("cls_token", "sep_token", "pad_token"), default_special_tokens, strict=True
+        ):
+            token = _token_string(config.get(key)) or default
+            token_id = backend.token_to_id(token)
+            if token_id is None:
+                raise ModelUnavailableError(f"The tokenizer in {directory} has no {key} {token!r}.")
+            ids.append(token_id)
+        self.cls_id, self.sep_id, self.pad_id = ids
+        # transformers 4 reads this from tokenizer_config.json, default False.
+        self.clean_up_spaces = bool(config.get("clean_up_tokenization_spaces", False))
+
+    def encode(self, texts: Sequence[str]) -> list[TokenizedText]:
+        """Tokenize each text with special tokens, truncated to :attr:`max_length`."""
+        return [
+            TokenizedText(tuple(item.ids), tuple(item.offsets), bool(item.overflowing))
+            for item in self.backend.encode_batch(list(texts), add_special_tokens=True)
+        ]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of token ids, special tokens kept, as transformers 4's fast ``decode``."""
+        text = self.backend.decode(list(ids), skip_special_tokens=False)
+        return clean_up_tokenization(text) if self.clean_up_spaces else text
+
+
+def clean_up_tokenization(text: str) -> str:
+    """transformers' clean-up of spaces before punctuation and English contractions.
+
+    Example:
+        >>> clean_up_tokenization("It 's here , is n't it ?")
+        "It's here, isn't it?"
+    """
+    for before, after in (
+        (" .", "."),
+        (" ?", "?"),
+        (" !", "!"),
+        (" ,", ","),
+        (" ' ", "'"),
+        (" n't", "n't"),
+        (" 'm", "'m"),
+        (" 's", "'s"),
+        (" 've", "'ve"),
+        (" 're", "'re"),
+    ):
+        text = text.replace(before, after)
+    return text
+
+
+@dataclass(frozen=True, eq=False)
+class CometEncoder:
+    """A COMET model's tokenizer and transformer body, weights from the COMET checkpoint.
+
+    Attributes:
+        family: The encoder family.
+        tokenizer: COMET's segment tokenization.
+        model: The transformer (no pooler), in eval mode.
+        max_positions: COMET's ``max_positions``: the position table minus 2.
+        num_hidden_states: Hidden states returned (embeddings + every layer).
+    """
+
+    family: EncoderFamily
+    tokenizer: CometTokenizer
+    model: torch.nn.Module
+    max_positions: int
+    num_hidden_states: int
+
+    def hidden_states(
+        self, ids: torch.Tensor, mask: torch.Tensor, token_types: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, ...]:
+        """Every hidden state, each ``(batch, length, width)``."""
+        inputs = {"input_ids": ids, "attention_mask": mask}
+        if self.family.token_types and token_types is not None:
+            inputs["token_type_ids"] = token_types
+        return tuple(self.model(**inputs, output_hidden_states=True).hidden_states)
+
+
+def load_comet_encoder(
+    encoder_model: str,
+    pretrained_model: str,
+    tokenizer_source: str,
+    state_dict: Mapping[str, torch.Tensor],
+    device: torch.device,
+) -> CometEncoder:
+    """Build the encoder from its config and tokenizer and load the checkpoint's weights.
+
+    Args:
+        encoder_model: COMET's family name.
+        pretrained_model: Hub id or directory of the config (and tokenizer).
+        tokenizer_source: Hub id or directory of the tokenizer.
+        state_dict: The COMET checkpoint's weights.
+        device: Where to put the model.
+
+    Raises:
+        ModelUnavailableError: Files cannot be had, or the checkpoint lacks encoder weights.
+        ValueError: An unknown encoder family.
+    """
+    family = encoder_family(encoder_model)
+    config_directory = fetch_encoder_files(pretrained_model)
+    tokenizer_directory = (
+        config_directory
+        if tokenizer_source == pretrained_model
+        else fetch_encoder_files(tokenizer_source)
+    )
+    config = getattr(transformers, family.config_class).from_pretrained(str(config_directory))
+    model = getattr(transformers, family.model_class)(config, add_pooling_layer=False)
+    prefix = "encoder.model."
+    weights = {
+        key[len(prefix) :]: value
+        for key, value in state_dict.items()
+        if key.startswith(prefix) and not key.startswith(prefix + "pooler.")
+    }
+    missing, unexpected = model.load_state_dict(weights, strict=False)
+    if missing:
+        raise ModelUnavailableError(
+            f"The COMET checkpoint lacks encoder weights {missing[:5]} (of {len(missing)})."
+        )
+    if unexpected:
+        logger.debug("Ignoring unused encoder entries of the checkpoint: %s", unexpected)
+    max_positions = config.max_position_embeddings - 2
+    tokenizer = CometTokenizer(tokenizer_directory, max_positions - 2, family.special_tokens)
+    return CometEncoder(
+        family=family,
+        tokenizer=tokenizer,
+        model=model.to(device=device, dtype=torch.float32).eval(),
+        max_positions=max_positions,
+        num_hidden_states=config.num_hidden_layers + 1,
+    )

@@ -1,0 +1,317 @@
+"""CometEngine: COMET checkpoints scored natively, equal to unbabel-comet 2.2.7.
+
+The engine knows nothing of Opik. It loads a COMET model once per process (a Hub id, a
+model directory or a ``model.ckpt`` path; see ``checkpoint.py``) and scores lists of
+``(source, translation, reference)``; :meth:`CometEngine.score_one` scores one item,
+batched with the items other threads score at the same time.
+
+Regression models encode the source, translation and reference separately, so each
+segment's pooled embedding is kept in the process-wide embedding cache, keyed on the
+model and the exact text: the sources and references of a dataset are encoded once,
+whatever the number of systems, metric instances or experiments scored against them.
+Unified models (COMETKiwi, XCOMET) encode joined sequences, which cannot be shared.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
+from opik_semantic_metrics.batching.microbatch import MicroBatcher
+from opik_semantic_metrics.comet.checkpoint import (
+    DEFAULT_MODEL,
+    FAITHFUL_TO_COMET,
+    CometHparams,
+    read_checkpoint,
+)
+from opik_semantic_metrics.comet.models import (
+    CometResult,
+    ErrorSpan,
+    RegressionModel,
+    SentenceEmbedding,
+    UnifiedModel,
+    load_model,
+)
+from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.models.loading import resolve_device
+
+__all__ = ["FAITHFUL_TO_COMET", "CometEngine", "CometResult", "ErrorSpan", "LoadedComet"]
+
+Item = tuple[str, str, str | None]
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedComet:
+    """A COMET model loaded once per process and shared; do not modify it.
+
+    Attributes:
+        name: The name it was loaded by.
+        directory: Its model directory.
+        revision: The Hub commit it came from; ``None`` when local.
+        hparams: Its hyper-parameters.
+        model: The model.
+        device: Where it runs.
+    """
+
+    name: str
+    directory: Path
+    revision: str | None
+    hparams: CometHparams
+    model: RegressionModel | UnifiedModel
+    device: torch.device
+
+
+_loaded: dict[tuple[str, str], LoadedComet] = {}
+_key_locks: dict[tuple[str, str], threading.Lock] = {}
+_registry_lock = threading.Lock()
+
+
+def load_comet(model: str, device: torch.device) -> LoadedComet:
+    """Load (once per process and device) a COMET model; thread-safe.
+
+    Raises:
+        ModelUnavailableError: The model cannot be had or its checkpoint is unsafe.
+        ValueError: It is of an unsupported class or setting.
+    """
+    key = (model, str(device))
+    with _registry_lock:
+        if key in _loaded:
+            return _loaded[key]
+        key_lock = _key_locks.setdefault(key, threading.Lock())
+    with key_lock:
+        if key not in _loaded:
+            checkpoint = read_checkpoint(model)
+            _loaded[key] = LoadedComet(
+                name=model,
+                directory=checkpoint.directory,
+                revision=checkpoint.revision,
+                hparams=checkpoint.hparams,
+                model=load_model(checkpoint, device),
+                device=device,
+            )
+        return _loaded[key]
+
+
+def _check_items(
+    sources: Sequence[object],
+    translations: Sequence[object],
+    references: Sequence[object] | None,
+    needs_reference: bool,
+    reads_reference: bool,
+) -> list[str | None]:
+    """Validate inputs once, at the entry point; return the references the model reads."""
+    for name, values in (("sources", sources), ("translations", translations)):
+        if isinstance(values, str) or not isinstance(values, Sequence):
+            raise InputError(
+                f"Expected `{name}` to be a list of strings, got {type(values).__name__}."
+            )
+    if len(sources) != len(translations):
+        raise InputError(
+            f"Expected as many sources as translations, got {len(sources)} sources for "
+            f"{len(translations)} translations."
+        )
+    for name, values in (("source", sources), ("translation", translations)):
+        for index, text in enumerate(values):
+            if not isinstance(text, str):
+                raise InputError(
+                    f"Expected {name} {index} to be a string, got {type(text).__name__}."
+                )
+    if not reads_reference:
+        return [None] * len(translations)
+    if references is None:
+        references = [None] * len(translations)
+    elif isinstance(references, str) or not isinstance(references, Sequence):
+        raise InputError(f"Expected `references` to be a list, got {type(references).__name__}.")
+    elif len(references) != len(translations):
+        raise InputError(
+            f"Expected as many references as translations, got {len(references)} references "
+            f"for {len(translations)} translations."
+        )
+    checked: list[str | None] = []
+    for index, reference in enumerate(references):
+        if reference is None and needs_reference:
+            raise InputError(
+                f"This COMET model needs a reference; item {index} has none. Use a "
+                "reference-free model (e.g. Unbabel/wmt22-cometkiwi-da) to score without one."
+            )
+        if reference is not None and not isinstance(reference, str):
+            raise InputError(
+                f"Expected reference {index} to be a string or None, "
+                f"got {type(reference).__name__}."
+            )
+        checked.append(reference)
+    return checked
+
+
+class CometEngine:
+    """COMET scores of translations, with a model loaded once and shared.
+
+    Args:
+        model: Hub id (``Unbabel/wmt22-comet-da`` by default), model directory, or path of
+            a ``model.ckpt``.
+        device: ``"cpu"``, ``"cuda"``...; ``None`` picks CUDA when available.
+        batch_size: Most sequences per forward pass, and most items per micro-batch of
+            :meth:`score_one`.
+        cache: Where regression models keep sentence embeddings; the process-wide cache
+            by default.
+
+    Raises:
+        ValueError: ``batch_size`` below 1, or a model of an unsupported class or setting.
+        ModelUnavailableError: The model cannot be had (offline and not cached, gated,
+            not found) or its checkpoint holds pickled code.
+
+    Example:
+        A tiny test model (``tests/fixtures/comet``); unbabel-comet gives it 0.2156 too:
+
+        >>> engine = CometEngine("tests/fixtures/comet/regression-xlmr", device="cpu")
+        >>> [result] = engine.score(
+        ...     ["The cat sat on the mat."],
+        ...     ["Die Katze saß auf der Matte."],
+        ...     ["Die Katze sitzt auf der Matte."],
+        ... )
+        >>> engine.class_identifier, round(result.score, 4)
+        ('regression_metric', 0.2156)
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        device: str | torch.device | None = None,
+        batch_size: int = 16,
+        cache: EmbeddingCache | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"Expected `batch_size` to be a positive integer, got {batch_size}.")
+        self.loaded = load_comet(model, resolve_device(device))
+        self.batch_size = batch_size
+        self.cache = cache if cache is not None else shared_cache()
+        self._batcher: MicroBatcher[Item, CometResult] = MicroBatcher(
+            self._score_items, max_batch_size=batch_size
+        )
+
+    @property
+    def model_name(self) -> str:
+        """The model's name, as given."""
+        return self.loaded.name
+
+    @property
+    def revision(self) -> str | None:
+        """The Hub commit of the model; ``None`` for a local model."""
+        return self.loaded.revision
+
+    @property
+    def class_identifier(self) -> str:
+        """COMET's model class (``regression_metric``, ``xcomet_metric``...)."""
+        return self.loaded.hparams.class_identifier
+
+    @property
+    def requires_references(self) -> bool:
+        """Whether every item needs a reference."""
+        return self.loaded.hparams.requires_references
+
+    @property
+    def reads_references(self) -> bool:
+        """Whether a reference, when given, is used (False: reference-free model)."""
+        return self.loaded.hparams.reads_references
+
+    def score(
+        self,
+        sources: Sequence[str],
+        translations: Sequence[str],
+        references: Sequence[str | None] | None = None,
+    ) -> list[CometResult]:
+        """COMET score of each translation.
+
+        Args:
+            sources: Source texts.
+            translations: Translations (system outputs), one per source.
+            references: Reference translations, one per item (``None`` items allowed for
+                models that can score without); ignored by reference-free models.
+
+        Returns:
+            One :class:`CometResult` per item, in order.
+
+        Raises:
+            InputError: Unequal lengths, a non-string, or a missing reference for a model
+                that needs one.
+        """
+        checked = _check_items(
+            sources, translations, references, self.requires_references, self.reads_references
+        )
+        if not translations:
+            return []
+        model = self.loaded.model
+        if isinstance(model, UnifiedModel):
+            return model.score(sources, translations, checked, self.batch_size)
+        return self._score_regression(model, sources, translations, checked)
+
+    def score_one(self, source: str, translation: str, reference: str | None = None) -> CometResult:
+        """Score one item, batched with the items other threads score at the same time.
+
+        Concurrent calls (Opik's worker threads) are coalesced into one :meth:`score`
+        call by a :class:`~opik_semantic_metrics.batching.microbatch.MicroBatcher`.
+
+        Raises:
+            InputError: As :meth:`score`, raised in the caller's thread before batching.
+        """
+        [checked] = _check_items(
+            [source], [translation], [reference], self.requires_references, self.reads_references
+        )
+        return self._batcher.submit((source, translation, checked))
+
+    def _score_items(self, items: list[Item]) -> list[CometResult]:
+        sources, translations, references = zip(*items, strict=True)
+        return self.score(list(sources), list(translations), list(references))
+
+    def _score_regression(
+        self,
+        model: RegressionModel,
+        sources: Sequence[str],
+        translations: Sequence[str],
+        references: Sequence[str | None],
+    ) -> list[CometResult]:
+        with_reference = model.hparams.kind == "regression"
+        texts = [*sources, *translations, *(ref for ref in references if ref is not None)]
+        namespace = (
+            "comet-sentence-embedding",
+            str(self.loaded.directory),
+            self.revision,
+            str(self.loaded.device),
+        )
+        unique = list(dict.fromkeys(texts))
+        embedded = dict(
+            zip(
+                unique,
+                self.cache.get_or_compute(
+                    namespace, unique, lambda batch: model.embed(batch, self.batch_size)
+                ),
+                strict=True,
+            )
+        )
+        results: list[CometResult] = []
+        for start in range(0, len(translations), self.batch_size):
+            stop = start + self.batch_size
+            source_emb = [embedded[text] for text in sources[start:stop]]
+            translation_emb = [embedded[text] for text in translations[start:stop]]
+            reference_emb: list[SentenceEmbedding] | None = None
+            if with_reference:
+                reference_emb = [embedded[text] for text in references[start:stop]]  # type: ignore[index]
+            scores = model.estimate(source_emb, translation_emb, reference_emb)
+            for index, score in enumerate(scores):
+                parts = [("source", source_emb[index]), ("translation", translation_emb[index])]
+                if reference_emb is not None:
+                    parts.append(("reference", reference_emb[index]))
+                results.append(
+                    CometResult(
+                        score=score,
+                        used_reference=with_reference,
+                        truncated=tuple(name for name, part in parts if part.truncated),
+                    )
+                )
+        return results

@@ -1,0 +1,183 @@
+"""COMET as an Opik metric: translation quality, equal to unbabel-comet 2.2.7.
+
+A thin wrapper over :class:`~opik_semantic_metrics.comet.engine.CometEngine`; the model is
+loaded once per process, when the metric is built, and shared by every instance and thread.
+
+In an Opik dataset the source text is the item's ``input`` (a key named ``source`` never
+reaches a metric: it collides with Opik's own item field), the translation is the task's
+``output`` and the reference is ``reference``.
+
+Bad input, by design:
+
+- ``input`` or ``output`` that is not a string (``None``, numbers, lists):
+  ``MetricComputationError`` naming the type; Opik marks that item's score as failed,
+  leaves it out of averages, and the run goes on.
+- no ``reference`` (or ``None``) with a model that needs one (``wmt22-comet-da`` and every
+  regression model): the same error, saying so. A reference-free model (COMETKiwi, QE
+  models) ignores ``reference`` whatever it is; XCOMET uses it when given and scores
+  without it (quality estimation) when it is missing or ``None``.
+- a ``reference`` that is given but not a string, for a model that reads references: the
+  same error.
+- empty or whitespace-only texts: scored as COMET scores them (the model sees only its
+  special tokens); no special case.
+- a text longer than the model's limit (510 tokens for XLM-R models): cut as COMET cuts
+  it, and named in ``metadata["truncated"]`` and ``reason``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from opik.evaluation.metrics import base_metric, score_result
+from opik.exceptions import MetricComputationError
+
+from opik_semantic_metrics.comet.checkpoint import DEFAULT_MODEL
+from opik_semantic_metrics.comet.engine import FAITHFUL_TO_COMET, CometEngine, CometResult
+from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.metrics.corpus import system_score_function
+
+
+class COMET(base_metric.BaseMetric):
+    """COMET (Rei et al., 2020) of a translation given its source (and reference).
+
+    Args:
+        model: Hub id of a COMET model (``Unbabel/wmt22-comet-da`` by default;
+            ``Unbabel/wmt22-cometkiwi-da`` and ``Unbabel/XCOMET-XL`` are gated: accept
+            their licence on the Hub and log in), a model directory, or a ``model.ckpt``.
+        batch_size: Most sequences per forward pass, and most concurrent :meth:`score`
+            calls coalesced into one batch.
+        device: ``"cpu"``, ``"cuda"``...; ``None`` picks CUDA when available.
+        name: Metric name.
+        track: Track the metric's calls in Opik.
+        project_name: Opik project for the tracked calls.
+
+    Raises:
+        ValueError: ``batch_size`` below 1, or an unsupported model class or setting.
+        ModelUnavailableError: The model cannot be had, or its checkpoint holds pickled code.
+
+    Example:
+        A tiny test model (``tests/fixtures/comet``); unbabel-comet gives it 0.2156 too:
+
+        >>> metric = COMET("tests/fixtures/comet/regression-xlmr", device="cpu", track=False)
+        >>> result = metric.score(
+        ...     input="The cat sat on the mat.",
+        ...     output="Die Katze saß auf der Matte.",
+        ...     reference="Die Katze sitzt auf der Matte.",
+        ... )
+        >>> result.name, round(result.value, 4)
+        ('comet', 0.2156)
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        batch_size: int = 16,
+        device: str | torch.device | None = None,
+        name: str = "comet",
+        track: bool = True,
+        project_name: str | None = None,
+    ) -> None:
+        super().__init__(name=name, track=track, project_name=project_name)
+        self.engine = CometEngine(model, device=device, batch_size=batch_size)
+
+    def score(
+        self, input: str, output: str, reference: str | None = None, **ignored_kwargs: Any
+    ) -> score_result.ScoreResult:
+        """Score one translation; concurrent calls from Opik's threads share forward passes.
+
+        Args:
+            input: The source text.
+            output: The translation to evaluate.
+            reference: The reference translation; ignored by reference-free models.
+            **ignored_kwargs: Other dataset fields, ignored.
+
+        Returns:
+            The segment score, with the model, versions, truncation, partial scores and
+            (word-level models such as XCOMET) the error spans in ``metadata``.
+
+        Raises:
+            MetricComputationError: A non-string text, or no reference for a model that
+                needs one.
+        """
+        try:
+            result = self.engine.score_one(input, output, reference)
+        except InputError as error:
+            raise MetricComputationError(f"{type(self).__name__}: {error}") from error
+        return self._score_result(result)
+
+    def score_batch(
+        self,
+        inputs: Sequence[str],
+        outputs: Sequence[str],
+        references: Sequence[str | None] | None = None,
+    ) -> list[score_result.ScoreResult]:
+        """Score many translations in batched forward passes; one result per item."""
+        try:
+            results = self.engine.score(inputs, outputs, references)
+        except InputError as error:
+            raise MetricComputationError(f"{type(self).__name__}: {error}") from error
+        return [self._score_result(result) for result in results]
+
+    def experiment_scoring_functions(
+        self, *, confidence: float = 0.95, resamples: int = 1000, seed: int = 0
+    ) -> list[Callable[[list[Any]], list[score_result.ScoreResult]]]:
+        """Functions for ``opik.evaluate(experiment_scoring_functions=...)``: the system score.
+
+        COMET's system score is the mean of the segment scores; it comes with a bootstrap
+        confidence interval, and failed items are counted, not averaged in (see
+        :func:`~opik_semantic_metrics.metrics.corpus.system_score_function`).
+        """
+        return [
+            system_score_function(self.name, confidence=confidence, resamples=resamples, seed=seed)
+        ]
+
+    def _score_result(self, result: CometResult) -> score_result.ScoreResult:
+        from opik_semantic_metrics import __version__
+
+        engine = self.engine
+        metadata: dict[str, Any] = {
+            "model": engine.model_name,
+            "model_revision": engine.revision,
+            "class_identifier": engine.class_identifier,
+            "comet_version": FAITHFUL_TO_COMET,
+            "version": __version__,
+            "used_reference": result.used_reference,
+            "truncated": list(result.truncated),
+        }
+        if result.partial_scores:
+            metadata["partial_scores"] = dict(result.partial_scores)
+        if result.error_spans is not None:
+            metadata["error_spans"] = [
+                {
+                    "text": span.text,
+                    "severity": span.severity,
+                    "confidence": span.confidence,
+                    "start": span.start,
+                    "end": span.end,
+                }
+                for span in result.error_spans
+            ]
+        return score_result.ScoreResult(
+            name=self.name, value=result.score, reason=self._reason(result), metadata=metadata
+        )
+
+    def _reason(self, result: CometResult) -> str:
+        """One line a person can read in the Opik UI."""
+        reference = "with reference" if result.used_reference else "without reference"
+        parts = [
+            f"COMET {result.score:.4f} ({self.engine.model_name}, "
+            f"{self.engine.class_identifier}, {reference})"
+        ]
+        if result.error_spans is not None:
+            counts: dict[str, int] = {}
+            for span in result.error_spans:
+                counts[span.severity] = counts.get(span.severity, 0) + 1
+            described = ", ".join(f"{count} {severity}" for severity, count in counts.items())
+            parts.append(
+                f"{len(result.error_spans)} error spans" + (f" ({described})" if described else "")
+            )
+        if result.truncated:
+            parts.append(f"cut to the model's limit: {', '.join(result.truncated)}")
+        return "; ".join(parts) + "."

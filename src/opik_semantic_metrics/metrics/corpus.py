@@ -1,0 +1,224 @@
+"""Experiment-level scoring of Opik results: system scores and paired comparisons.
+
+- :func:`system_score_function` makes a function for ``opik.evaluate(...,
+  experiment_scoring_functions=[...])``: the mean of a metric's item scores (the system
+  score COMET reports) with a bootstrap confidence interval.
+- :func:`compare` tells which of two systems scored on the same items is better and
+  whether the difference is significant, with a paired t-test and paired bootstrap
+  resampling, as unbabel-comet's ``comet-compare`` does (the statistics are
+  :mod:`opik_semantic_metrics.compare.stats`).
+
+Both read Opik's results: an ``EvaluationResult`` (from ``opik.evaluate``), an
+``EvaluationResultOnDictItems`` (from ``opik.evaluate_on_dict_items``), their
+``test_results`` list, or, for :func:`compare`, plain lists of scores. Items are matched
+by dataset item id; an item scored in several trials counts with the mean of its
+successful trials. An item whose score failed in every trial is never averaged in as
+zero: the system score counts and names it, and :func:`compare` refuses to compare
+without it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from opik.evaluation.metrics import score_result
+
+from opik_semantic_metrics.compare.stats import Comparison, bootstrap_interval, compare_systems
+
+
+@dataclass(frozen=True)
+class ItemScores:
+    """One metric's scores per dataset item.
+
+    Attributes:
+        metric_name: The metric read.
+        scores: Item id to score (mean over the item's successful trials), in item order:
+            ids sorted with their digit runs read as numbers ("item_2" before "item_10"),
+            so that results do not depend on the order Opik's threads finished in.
+        failed: Ids of the items with no successful score for the metric.
+    """
+
+    metric_name: str
+    scores: dict[str, float]
+    failed: tuple[str, ...]
+
+
+def _test_results(results: Any) -> list[Any] | None:
+    """The test results of an Opik result or list of them; ``None`` for plain scores."""
+    if hasattr(results, "test_results"):
+        return list(results.test_results)
+    items = list(results)
+    if items and all(hasattr(item, "score_results") for item in items):
+        return items
+    return None
+
+
+def collect_item_scores(results: Any, metric_name: str | None = None) -> ItemScores:
+    """One metric's per-item scores from Opik results, or from a plain list of scores.
+
+    Args:
+        results: An Opik evaluation result, its ``test_results``, or a list of numbers
+            (item ids are then the positions).
+        metric_name: The score to read; ``None`` when the results hold only one.
+
+    Raises:
+        ValueError: ``metric_name`` is needed (several scores) or absent from the results.
+
+    Example:
+        >>> collect_item_scores([0.5, 0.25]).scores
+        {'0': 0.5, '1': 0.25}
+    """
+    test_results = _test_results(results)
+    if test_results is None:
+        return ItemScores(
+            metric_name or "score",
+            {str(index): float(value) for index, value in enumerate(results)},
+            (),
+        )
+    names = {score.name for test in test_results for score in test.score_results}
+    if metric_name is None:
+        if len(names) != 1:
+            raise ValueError(f"Expected `metric_name`: the results hold scores {sorted(names)}.")
+        [metric_name] = names
+    elif metric_name not in names:
+        raise ValueError(f"No score named {metric_name!r} in the results: found {sorted(names)}.")
+    values: dict[str, list[float]] = {}
+    for test in sorted(test_results, key=lambda test: _natural_key(test.test_case.dataset_item_id)):
+        item = str(test.test_case.dataset_item_id)
+        successes = values.setdefault(item, [])
+        for score in test.score_results:
+            if score.name == metric_name and not score.scoring_failed:
+                successes.append(float(score.value))
+    scores = {item: math.fsum(found) / len(found) for item, found in values.items() if found}
+    failed = tuple(item for item, found in values.items() if not found)
+    return ItemScores(metric_name, scores, failed)
+
+
+def _natural_key(item_id: object) -> list[int | str]:
+    """Sort key of an item id that orders its digit runs as numbers."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(item_id))]
+
+
+def system_score_function(
+    metric_name: str, *, confidence: float = 0.95, resamples: int = 1000, seed: int = 0
+) -> Callable[[list[Any]], list[score_result.ScoreResult]]:
+    """An experiment scoring function: the mean of ``metric_name`` over the items.
+
+    The score is named ``<metric_name>_system``; its metadata hold the item count, the
+    bootstrap interval and the failed items, which are named, not averaged in.
+
+    Example:
+        >>> system_score_function("comet").__name__
+        'comet_system_score'
+    """
+
+    def system_score(test_results: list[Any]) -> list[score_result.ScoreResult]:
+        collected = collect_item_scores(test_results, metric_name)
+        name = f"{metric_name}_system"
+        failed = list(collected.failed)
+        if not collected.scores:
+            return [
+                score_result.ScoreResult(
+                    name=name,
+                    value=0.0,
+                    reason=f"No item has a {metric_name} score ({len(failed)} failed).",
+                    metadata={"count": 0, "failed": len(failed), "failed_items": failed},
+                    scoring_failed=True,
+                )
+            ]
+        interval = bootstrap_interval(
+            list(collected.scores.values()),
+            confidence=confidence,
+            resamples=resamples,
+            seed=seed,
+        )
+        reason = (
+            f"Mean {metric_name} of {interval.count} items: {interval.mean:.4f}, "
+            f"{confidence:.0%} bootstrap interval [{interval.low:.4f}, {interval.high:.4f}]"
+        )
+        if failed:
+            reason += f"; {len(failed)} items failed and are not averaged in"
+        return [
+            score_result.ScoreResult(
+                name=name,
+                value=interval.mean,
+                reason=reason + ".",
+                metadata={
+                    "count": interval.count,
+                    "low": interval.low,
+                    "high": interval.high,
+                    "confidence": confidence,
+                    "failed": len(failed),
+                    "failed_items": failed,
+                },
+            )
+        ]
+
+    system_score.__name__ = f"{metric_name}_system_score"
+    return system_score
+
+
+def compare(
+    results_a: Any,
+    results_b: Any,
+    *,
+    metric_name: str | None = None,
+    name_a: str = "A",
+    name_b: str = "B",
+    alpha: float = 0.05,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> Comparison:
+    """Which of two systems scored on the same items wins, and is it significant?
+
+    Args:
+        results_a, results_b: Opik evaluation results (or their ``test_results``) of the
+            two systems on the same dataset, or two lists of scores in the same item order.
+        metric_name: The score to compare; ``None`` when the results hold only one.
+        name_a, name_b: The systems' names in the verdict.
+        alpha: Significance level of the paired t-test.
+        resamples: Paired bootstrap resamples.
+        seed: Seed of the resampling.
+
+    Returns:
+        The :class:`~opik_semantic_metrics.compare.stats.Comparison`: means, winner,
+        significance, t-test and bootstrap.
+
+    Raises:
+        ValueError: Items scored in one system only, items whose score failed, or a
+            metric name that is needed or absent.
+
+    Example:
+        >>> verdict = compare([0.81, 0.74, 0.9, 0.66], [0.7, 0.61, 0.8, 0.6], name_a="new")
+        >>> verdict.winner, verdict.significant
+        ('new', True)
+    """
+    collected = []
+    for name, results in ((name_a, results_a), (name_b, results_b)):
+        items = collect_item_scores(results, metric_name)
+        if items.failed:
+            raise ValueError(
+                f"{len(items.failed)} items of {name} have no {items.metric_name} score "
+                f"(failed), e.g. {list(items.failed[:3])}: a paired comparison needs every item."
+            )
+        collected.append(items.scores)
+    scores_a, scores_b = collected
+    if scores_a.keys() != scores_b.keys():
+        only = sorted(scores_a.keys() ^ scores_b.keys())
+        raise ValueError(
+            f"Expected both systems to be scored on the same items; {len(only)} items are "
+            f"in one only, e.g. {only[:3]}."
+        )
+    return compare_systems(
+        list(scores_a.values()),
+        [scores_b[item] for item in scores_a],
+        name_a=name_a,
+        name_b=name_b,
+        alpha=alpha,
+        resamples=resamples,
+        seed=seed,
+    )

@@ -1,0 +1,275 @@
+"""SemanticMatch as an Opik metric: the layered word/sentence/paragraph score.
+
+A thin wrapper over :class:`~opik_semantic_metrics.semantic.engine.SemanticMatchEngine`;
+the model is loaded once per process and shared by every instance and thread, and
+concurrent :meth:`SemanticMatch.score` calls from Opik's worker threads share forward
+passes.
+
+Bad input, by design:
+
+- ``output`` that is not a string (``None``, numbers, lists): ``MetricComputationError``
+  naming the type; Opik then marks that item's score as failed and leaves it out of
+  averages, and the run goes on.
+- ``reference`` that is neither a string nor a non-empty list of strings: the same. A
+  list is *one* answer in parts (joined with ``", "``), as in the seed's list questions,
+  not several alternative references (unlike BERTScore's lists).
+- an empty or whitespace-only ``output`` or ``reference``, or one with nothing left
+  after removing stop words and punctuation: 0.0, with the reason stated in ``reason``
+  and ``metadata["status"]``; two stop-word-only answers with the same words ("No." and
+  "no") are identical answers and score 1.0.
+- a text longer than the model's limit (256 tokens for all-MiniLM-L6-v2): cut, as
+  sentence-transformers does, and flagged in ``metadata`` and ``reason``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from opik.evaluation.metrics import base_metric, score_result
+
+from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.metrics.failure import metric_failure
+from opik_semantic_metrics.semantic.combine import DEFAULT_FLOOR, DEFAULT_SNAP, DEFAULT_WEIGHTS
+from opik_semantic_metrics.semantic.engine import (
+    SemanticMatchEngine,
+    SemanticMatchResult,
+    Status,
+    TokenVectors,
+)
+
+_UNSCORED_REASONS: dict[Status, str] = {
+    "empty_output": "the output is empty",
+    "empty_reference": "the reference is empty",
+    "no_content_output": "the output has only stop words and punctuation",
+    "no_content_reference": "the reference has only stop words and punctuation",
+    "same_stop_words": "output and reference are the same stop-word-only answer",
+}
+
+
+class SemanticMatch(base_metric.BaseMetric):
+    """Layered semantic similarity of an output to a reference answer, in ``[0, 1]``.
+
+    Three cosine-based levels (idf-weighted word-piece alignment, sentence embedding of
+    the texts without stop words, sentence embedding of the raw texts rescaled by a
+    baseline of unrelated pairs) are weighted, rescaled past a floor and snapped to 1
+    near the top; see :mod:`opik_semantic_metrics.semantic.combine` for the formula.
+    Identical answers score 1.0 and unrelated ones 0.0.
+
+    Call :meth:`fit` (or :meth:`fit_from_dataset`) on the dataset's references first:
+    it weighs rare word pieces more (idf) and measures the paragraph baseline. Without
+    it every piece weighs 1 and the baseline is 0, and the metadata says so.
+
+    Args:
+        model: Hub id, local directory, or ``"all-MiniLM-L6-v2"`` (the packaged offline
+            model, the default).
+        weights: Relative weights of the word, sentence and paragraph levels
+            (default (0.2, 0.2, 0.6); the seed's are (0.4, 0.4, 0.2), see the README).
+        floor: Raw scores at or below it score 0 (default 0.25).
+        snap: Scores at or above it become 1.0 (default 0.95; ``None`` never snaps).
+        token_vectors: ``"contextual"`` (default) or ``"isolated"`` word-piece vectors.
+        paragraph_baseline: A fixed paragraph baseline instead of the fitted one.
+        device: ``"cpu"``, ``"cuda"``...; ``None`` picks CUDA when available.
+        name: Metric name.
+        track: Track the metric's calls in Opik.
+        project_name: Opik project for the tracked calls.
+        batch_size: Most texts per forward pass, and most concurrent :meth:`score` calls
+            coalesced into one batch.
+        dtype: Model weight type, float32 by default.
+
+    Raises:
+        ValueError: A bad argument.
+
+    Example:
+        >>> metric = SemanticMatch(track=False, device="cpu")
+        >>> metric.score(output="Heart attack.", reference="Heart attack.").value
+        1.0
+        >>> result = metric.score(output="Heart attack.", reference="The train leaves at noon.")
+        >>> result.value, result.metadata["status"]
+        (0.0, 'scored')
+    """
+
+    def __init__(
+        self,
+        model: str = "all-MiniLM-L6-v2",
+        weights: Sequence[float] = DEFAULT_WEIGHTS,
+        floor: float = DEFAULT_FLOOR,
+        snap: float | None = DEFAULT_SNAP,
+        token_vectors: TokenVectors = "contextual",
+        paragraph_baseline: float | None = None,
+        device: str | torch.device | None = None,
+        name: str = "semantic_match",
+        track: bool = True,
+        project_name: str | None = None,
+        *,
+        batch_size: int = 64,
+        dtype: str | torch.dtype | None = None,
+    ) -> None:
+        super().__init__(name=name, track=track, project_name=project_name)
+        self.engine = SemanticMatchEngine(
+            model,
+            weights=weights,
+            floor=floor,
+            snap=snap,
+            token_vectors=token_vectors,
+            paragraph_baseline=paragraph_baseline,
+            device=device,
+            dtype=dtype,
+            batch_size=batch_size,
+        )
+
+    # -- fitting -----------------------------------------------------------------------
+
+    def fit(self, references: Sequence[str | Sequence[str]]) -> None:
+        """Fit idf and the paragraph baseline on a corpus of reference answers.
+
+        Raises:
+            MetricComputationError: An empty corpus, a malformed reference, or fewer than
+                two distinct references (when the baseline is not fixed).
+        """
+        try:
+            self.engine.fit(references)
+        except InputError as error:
+            raise metric_failure(f"{type(self).__name__}: {error}") from error
+
+    def fit_from_items(
+        self, items: Sequence[Mapping[str, Any]], reference_key: str = "reference"
+    ) -> None:
+        """Fit on the ``reference_key`` field of dataset items (dictionaries).
+
+        Raises:
+            MetricComputationError: An item is not a mapping or has no such field, or as
+                :meth:`fit`.
+        """
+        references = []
+        for index, item in enumerate(items):
+            if not isinstance(item, Mapping) or reference_key not in item:
+                raise metric_failure(
+                    f"{type(self).__name__}: expected item {index} to be a mapping with a "
+                    f"{reference_key!r} field."
+                )
+            references.append(item[reference_key])
+        self.fit(references)
+
+    def fit_from_dataset(self, dataset: Any, reference_key: str = "reference") -> None:
+        """Fit on the references of an Opik dataset (``dataset.get_items()``)."""
+        self.fit_from_items(dataset.get_items(), reference_key)
+
+    def save(self, path: str | Path) -> None:
+        """Save the fitted state (idf and paragraph baseline) as JSON."""
+        self.engine.save(path)
+
+    def load(self, path: str | Path) -> None:
+        """Load a state saved by :meth:`save` for the same model.
+
+        Raises:
+            ValueError: Not a saved state, or one fitted for another model.
+        """
+        self.engine.load(path)
+
+    # -- scoring -----------------------------------------------------------------------
+
+    def score(
+        self, output: str, reference: str | Sequence[str], **ignored_kwargs: Any
+    ) -> score_result.ScoreResult:
+        """Score one output; concurrent calls from Opik's threads share forward passes.
+
+        Args:
+            output: The text to evaluate.
+            reference: The reference answer: a string, or a list of strings forming one
+                answer.
+            **ignored_kwargs: Other dataset fields, ignored.
+
+        Returns:
+            A ScoreResult in ``[0, 1]``; ``metadata`` holds the three levels, the raw
+            combined score and the settings, ``reason`` a readable summary.
+
+        Raises:
+            MetricComputationError: ``output`` is not a string, or ``reference`` is not a
+                string or a non-empty list of strings.
+        """
+        try:
+            result = self.engine.score_one(output, reference)
+        except InputError as error:
+            raise metric_failure(f"{type(self).__name__}: {error}") from error
+        return self._score_result(result)
+
+    def score_batch(
+        self, outputs: Sequence[str], references: Sequence[str | Sequence[str]]
+    ) -> list[score_result.ScoreResult]:
+        """Score many outputs in batched forward passes; one ScoreResult per item."""
+        try:
+            results = self.engine.score(outputs, references)
+        except InputError as error:
+            raise metric_failure(f"{type(self).__name__}: {error}") from error
+        return [self._score_result(result) for result in results]
+
+    def _score_result(self, result: SemanticMatchResult) -> score_result.ScoreResult:
+        engine = self.engine
+        state = engine.state
+        word_weight, sentence_weight, paragraph_weight = engine.combination.weights
+        metadata = {
+            "status": result.status,
+            "word": result.word,
+            "word_precision": result.word_precision,
+            "word_recall": result.word_recall,
+            "sentence": result.sentence,
+            "paragraph": result.paragraph,
+            "paragraph_cosine": result.paragraph_cosine,
+            "raw_score": result.raw_score,
+            "snapped": result.snapped,
+            "output_truncated": result.output_truncated,
+            "reference_truncated": result.reference_truncated,
+            "model": engine.model_name,
+            "token_vectors": engine.token_vectors,
+            "weights": {
+                "word": word_weight,
+                "sentence": sentence_weight,
+                "paragraph": paragraph_weight,
+            },
+            "floor": engine.combination.floor,
+            "snap": engine.combination.snap,
+            "fitted": state.fitted,
+            "idf": (
+                f"fitted on {state.idf.num_documents} references"
+                if state.fitted
+                else "uniform (not fitted: every word piece weighs 1)"
+            ),
+            "paragraph_baseline": state.paragraph_baseline,
+            "paragraph_baseline_source": state.baseline_source,
+        }
+        return score_result.ScoreResult(
+            name=self.name, value=result.score, reason=self._reason(result), metadata=metadata
+        )
+
+    def _reason(self, result: SemanticMatchResult) -> str:
+        """One line a person can read in the Opik UI."""
+        if result.status != "scored":
+            return f"SemanticMatch {result.score:.1f}: {_UNSCORED_REASONS[result.status]}."
+        combination = self.engine.combination
+        state = self.engine.state
+        parts = [
+            f"SemanticMatch {result.score:.3f} (word {result.word:.3f}, sentence "
+            f"{result.sentence:.3f}, paragraph {result.paragraph:.3f}; raw {result.raw_score:.3f})"
+        ]
+        if result.snapped:
+            parts.append(f"snapped to 1.0 (>= {combination.snap})")
+        elif result.score == 0.0:
+            parts.append(f"raw score at or below the floor {combination.floor}")
+        if not state.fitted:
+            parts.append("idf not fitted (uniform)")
+        if state.baseline_source == "default":
+            parts.append("paragraph baseline not fitted (0)")
+        if result.output_truncated or result.reference_truncated:
+            sides = [
+                side
+                for side, cut in (
+                    ("output", result.output_truncated),
+                    ("reference", result.reference_truncated),
+                )
+                if cut
+            ]
+            parts.append(f"{' and '.join(sides)} cut to {self.engine.max_length} tokens")
+        return "; ".join(parts) + "."

@@ -1,0 +1,1 @@
+"""SemanticMatch: the layered word/sentence/paragraph semantic score (no Opik import)."""

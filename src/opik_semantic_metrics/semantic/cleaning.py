@@ -1,0 +1,62 @@
+"""Cleaning a text down to its content words before the word and sentence levels.
+
+The text is split on whitespace and each token is parted from its surrounding
+punctuation, as a word tokenizer does ("attack." is "attack" and "."; "stepped-up",
+"3.5" and "don't" stay whole). A punctuation or symbol character is one in a Unicode
+``P*`` or ``S*`` category, a superset of Python's ``string.punctuation``. The
+punctuation is dropped, and so is every word that is an English stop word once
+lower-cased with plain apostrophes (NLTK's list, see
+:mod:`~opik_semantic_metrics.semantic.stopwords`). The remaining words are kept as
+written and joined by single spaces.
+
+Example:
+    >>> clean_text("The patient had a heart attack.")
+    'patient heart attack'
+    >>> clean_text("It is NOT, as they say, -- what it was!")
+    'say'
+    >>> clean_text("(Stepped-up) policing, 3.5 km away")
+    'Stepped-up policing 3.5 km away'
+    >>> clean_text("   ")
+    ''
+    >>> word_forms("No.  -- it isn\u2019t!")
+    ('no', 'it', "isn't")
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
+
+_PLAIN_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
+
+
+def is_punctuation(character: str) -> bool:
+    """Whether a character is punctuation or a symbol (Unicode categories ``P*``, ``S*``)."""
+    return unicodedata.category(character)[0] in "PS"
+
+
+def _core(token: str) -> str:
+    """The token without its surrounding punctuation."""
+    start, end = 0, len(token)
+    while start < end and is_punctuation(token[start]):
+        start += 1
+    while end > start and is_punctuation(token[end - 1]):
+        end -= 1
+    return token[start:end]
+
+
+def _form(word: str) -> str:
+    """A word as compared with the stop words: plain apostrophes, lower case."""
+    return word.translate(_PLAIN_APOSTROPHES).lower()
+
+
+def word_forms(text: str) -> tuple[str, ...]:
+    """The compared forms of a text's words, punctuation left out."""
+    return tuple(_form(core) for core in map(_core, text.split()) if core)
+
+
+def clean_text(text: str) -> str:
+    """The text without punctuation and stop words (see the module docstring)."""
+    words = (_core(token) for token in text.split())
+    return " ".join(word for word in words if word and _form(word) not in ENGLISH_STOP_WORDS)

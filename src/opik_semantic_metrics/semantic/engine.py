@@ -1,0 +1,629 @@
+"""SemanticMatchEngine: the layered word/sentence/paragraph score, loaded once, batched.
+
+The engine knows nothing of Opik. It takes ``candidates`` (model outputs) and
+``references`` (a string each, or a list of strings that together form one answer: the
+parts are joined with ``", "``) and returns one frozen :class:`SemanticMatchResult` per
+pair. The formula is in :mod:`~opik_semantic_metrics.semantic.levels` and
+:mod:`~opik_semantic_metrics.semantic.combine`; here are the embeddings, the corpus
+statistics and the rules for texts that cannot be scored.
+
+**Embeddings.** One forward pass per distinct text gives both its sentence embedding
+(pooled as the model's sentence-transformers files say, see
+:mod:`~opik_semantic_metrics.semantic.pooling`) and its contextual word-piece vectors.
+Both are kept in the process-wide embedding cache, keyed on the exact text, so a
+reference shared by many items, metrics or experiments is encoded once.
+
+**Word-piece vectors** (``token_vectors``). The seed does not say how the vector of a
+word piece is made. ``"contextual"`` (the default) takes the last-layer state of the
+piece in one pass over the cleaned text; ``"isolated"`` encodes each piece on its own,
+framed by the special tokens and pooled like a sentence (what encoding a one-word text
+gives), independent of its neighbours. On STS-B the contextual vectors rank pairs much
+better (see the README); both are available.
+
+**Fitting** (:meth:`SemanticMatchEngine.fit`) on a corpus of references computes the
+smoothed idf of every word piece and the paragraph baseline: the mean raw-text cosine of
+100 random pairs of distinct references (seeded), taken as unrelated. Without a fit,
+every piece weighs 1 (the idf of an empty corpus) and the baseline is 0 (no rescaling);
+the result metadata says which applies. The fitted state saves to and loads from JSON.
+
+**Texts that cannot be scored** get a defined score and a status, never an exception:
+
+- an empty or whitespace-only output or reference: 0.0 (``empty_output``,
+  ``empty_reference``);
+- an output or reference with nothing left after cleaning (only stop words and
+  punctuation): 0.0 (``no_content_output``, ``no_content_reference``), except that when
+  both are like that and their words are the same (ignoring case and punctuation, as
+  "No." and "no"), the answers are identical and score 1.0 (``same_stop_words``).
+
+Non-strings, a list reference that is empty or holds non-strings, and mismatched lengths
+raise :class:`~opik_semantic_metrics.errors.InputError`. A text longer than the model's
+limit is cut, as sentence-transformers does, and flagged.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+import torch
+
+from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
+from opik_semantic_metrics.batching.microbatch import MicroBatcher
+from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.models.loading import LoadedEncoder, load_encoder
+from opik_semantic_metrics.semantic.cleaning import clean_text, word_forms
+from opik_semantic_metrics.semantic.combine import (
+    DEFAULT_FLOOR,
+    DEFAULT_SNAP,
+    DEFAULT_WEIGHTS,
+    Combination,
+    check_baseline,
+    rescale_by_baseline,
+)
+from opik_semantic_metrics.semantic.idf import SmoothedIdf
+from opik_semantic_metrics.semantic.levels import WeightedPieces, cosine, word_level
+from opik_semantic_metrics.semantic.pooling import PoolingConfig, pool, read_pooling_config
+
+TokenVectors = Literal["contextual", "isolated"]
+Reference = str | Sequence[str]
+Status = Literal[
+    "scored",
+    "empty_output",
+    "empty_reference",
+    "no_content_output",
+    "no_content_reference",
+    "same_stop_words",
+]
+
+#: How word-piece vectors can be made (see the module docstring).
+TOKEN_VECTOR_MODES: Final = ("contextual", "isolated")
+#: Joins the parts of a reference given as a list into one answer.
+LIST_SEPARATOR: Final = ", "
+#: Random reference pairs whose mean cosine is the paragraph baseline.
+BASELINE_PAIRS: Final = 100
+#: The paragraph baseline without a fit: no rescaling.
+DEFAULT_PARAGRAPH_BASELINE: Final = 0.0
+#: Word-piece markers that are not part of the piece's text (WordPiece, byte-level BPE,
+#: SentencePiece).
+_PIECE_MARKERS: Final = ("##", "\u0120", "\u2581")
+_STATE_FORMAT: Final = "opik-semantic-metrics/semantic-match-state"
+_STATE_VERSION: Final = 1
+_BASELINE_SOURCES: Final = ("fitted", "fixed", "default")
+
+
+@dataclass(frozen=True)
+class TextEncoding:
+    """What one forward pass over a text gives.
+
+    Attributes:
+        sentence: ``(width,)`` L2-normalised sentence embedding.
+        piece_ids: Ids of the text's alphanumeric word pieces, in order.
+        piece_vectors: ``(pieces, width)`` their L2-normalised contextual vectors.
+        truncated: The text was longer than the model's limit and was cut.
+    """
+
+    sentence: torch.Tensor
+    piece_ids: tuple[int, ...]
+    piece_vectors: torch.Tensor
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class FittedState:
+    """Corpus statistics the score depends on.
+
+    Attributes:
+        idf: Smoothed idf of the word pieces (uniform when not fitted).
+        paragraph_baseline: ``b`` of the paragraph level.
+        baseline_source: ``"fitted"``, ``"fixed"`` (given by the caller) or ``"default"``.
+    """
+
+    idf: SmoothedIdf
+    paragraph_baseline: float
+    baseline_source: Literal["fitted", "fixed", "default"]
+
+    @property
+    def fitted(self) -> bool:
+        """True once idf has been fitted on a reference corpus."""
+        return self.idf.num_documents > 0
+
+
+@dataclass(frozen=True)
+class SemanticMatchResult:
+    """The layered score of one output against its reference.
+
+    Layer fields are ``None`` where the pair was not scored (see ``status``).
+
+    Attributes:
+        score: The final score in ``[0, 1]``.
+        raw_score: The weighted sum of the levels, before floor and snap.
+        word, word_precision, word_recall: The word level (F1) and its two halves.
+        sentence: Cosine of the cleaned texts' sentence embeddings.
+        paragraph: The raw texts' cosine rescaled by the baseline.
+        paragraph_cosine: The raw texts' cosine (a plain sentence-embedding cosine).
+        snapped: The score was snapped to 1.0.
+        status: ``"scored"``, or why not (see the module docstring).
+        output_truncated, reference_truncated: A text was cut to the model's limit.
+    """
+
+    score: float
+    raw_score: float | None
+    word: float | None
+    word_precision: float | None
+    word_recall: float | None
+    sentence: float | None
+    paragraph: float | None
+    paragraph_cosine: float | None
+    snapped: bool
+    status: Status
+    output_truncated: bool
+    reference_truncated: bool
+
+
+def _unscored(status: Status) -> SemanticMatchResult:
+    return SemanticMatchResult(
+        score=1.0 if status == "same_stop_words" else 0.0,
+        raw_score=None,
+        word=None,
+        word_precision=None,
+        word_recall=None,
+        sentence=None,
+        paragraph=None,
+        paragraph_cosine=None,
+        snapped=False,
+        status=status,
+        output_truncated=False,
+        reference_truncated=False,
+    )
+
+
+def reference_text(reference: object, index: int) -> str:
+    """One reference as a string: a string as is, a non-empty list of strings joined.
+
+    Raises:
+        InputError: Anything else, naming the item's index and the type found.
+    """
+    if isinstance(reference, str):
+        return reference
+    if isinstance(reference, Sequence) and len(reference) > 0:
+        kinds = sorted({type(part).__name__ for part in reference if not isinstance(part, str)})
+        if kinds:
+            raise InputError(
+                f"Expected reference {index} to hold only strings, found {', '.join(kinds)}."
+            )
+        return LIST_SEPARATOR.join(reference)
+    raise InputError(
+        f"Expected reference {index} to be a string or a non-empty list of strings, "
+        f"got {type(reference).__name__}."
+    )
+
+
+def _as_list(value: object, name: str) -> Sequence[object]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise InputError(f"Expected `{name}` to be a list, got {type(value).__name__}.")
+    return value
+
+
+def _check_pairs(candidates: object, references: object) -> tuple[list[str], list[str]]:
+    """Validate inputs once, at the entry point; return outputs and joined references."""
+    outputs, reference_list = _as_list(candidates, "candidates"), _as_list(references, "references")
+    if len(outputs) != len(reference_list):
+        raise InputError(
+            f"Expected as many references as candidates, got {len(reference_list)} references "
+            f"for {len(outputs)} candidates."
+        )
+    checked = []
+    for index, candidate in enumerate(outputs):
+        if not isinstance(candidate, str):
+            raise InputError(
+                f"Expected candidate {index} to be a string, got {type(candidate).__name__}."
+            )
+        checked.append(candidate)
+    texts = [reference_text(reference, index) for index, reference in enumerate(reference_list)]
+    return checked, texts
+
+
+def _status(output: str, reference: str, clean_output: str, clean_reference: str) -> Status:
+    if not output.strip():
+        return "empty_output"
+    if not reference.strip():
+        return "empty_reference"
+    if not clean_output and not clean_reference:
+        same = word_forms(output) == word_forms(reference)
+        return "same_stop_words" if same else "no_content_output"
+    if not clean_output:
+        return "no_content_output"
+    if not clean_reference:
+        return "no_content_reference"
+    return "scored"
+
+
+def _is_word_piece(token: str) -> bool:
+    """Whether a vocabulary entry is alphanumeric once its piece marker is removed."""
+    for marker in _PIECE_MARKERS:
+        if token.startswith(marker):
+            token = token[len(marker) :]
+            break
+    return token.isalnum()
+
+
+class SemanticMatchEngine:
+    """The layered semantic score with a model loaded once and shared.
+
+    Args:
+        model: Hub id, local directory, or ``"all-MiniLM-L6-v2"`` (the packaged copy).
+        weights: Relative weights of the word, sentence and paragraph levels.
+        floor: Raw scores at or below it score 0 (see
+            :mod:`~opik_semantic_metrics.semantic.combine`).
+        snap: Scores at or above it become 1.0; ``None`` never snaps.
+        token_vectors: ``"contextual"`` or ``"isolated"`` word-piece vectors.
+        paragraph_baseline: A fixed paragraph baseline; ``None`` fits it with
+            :meth:`fit` (0 until then).
+        baseline_pairs: Random reference pairs averaged for the fitted baseline.
+        seed: Seed of the random pairs.
+        device: ``None`` picks CUDA when available, else the CPU.
+        dtype: Model weight type, float32 by default.
+        batch_size: Most texts per forward pass and items per micro-batch.
+        cache: Where embeddings are kept; the process-wide cache by default.
+        trust_remote_code: Allow models with code in their Hub repository.
+
+    Raises:
+        ValueError: A bad argument, or a sentence-transformers pipeline other than
+            Transformer, Pooling, Normalize.
+        ModelUnavailableError: The model cannot be had.
+
+    Example:
+        >>> engine = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu")
+        >>> same, related, unrelated = engine.score(
+        ...     ["Heart attack.", "Heart attack.", "Heart attack."],
+        ...     ["Heart attack.", "Myocardial infarction.", "The train leaves at noon."],
+        ... )
+        >>> same.score, round(related.score, 4), unrelated.score
+        (1.0, 0.4636, 0.0)
+    """
+
+    def __init__(
+        self,
+        model: str = "all-MiniLM-L6-v2",
+        *,
+        weights: Sequence[float] = DEFAULT_WEIGHTS,
+        floor: float = DEFAULT_FLOOR,
+        snap: float | None = DEFAULT_SNAP,
+        token_vectors: TokenVectors = "contextual",
+        paragraph_baseline: float | None = None,
+        baseline_pairs: int = BASELINE_PAIRS,
+        seed: int = 0,
+        device: str | torch.device | None = None,
+        dtype: str | torch.dtype | None = None,
+        batch_size: int = 64,
+        cache: EmbeddingCache | None = None,
+        trust_remote_code: bool = False,
+    ) -> None:
+        self.combination = Combination.create(weights, floor, snap)
+        if token_vectors not in TOKEN_VECTOR_MODES:
+            raise ValueError(
+                f"Expected `token_vectors` in {TOKEN_VECTOR_MODES}, got {token_vectors!r}."
+            )
+        for name, value in (("baseline_pairs", baseline_pairs), ("batch_size", batch_size)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"Expected `{name}` to be a positive integer, got {value!r}.")
+        self.token_vectors: TokenVectors = token_vectors
+        self.baseline_pairs = baseline_pairs
+        self.seed = seed
+        self.batch_size = batch_size
+        self.cache = cache if cache is not None else shared_cache()
+        self.fixed_baseline: float | None = None
+        if paragraph_baseline is not None:
+            self.fixed_baseline = check_baseline(paragraph_baseline)
+        self.state = FittedState(
+            idf=SmoothedIdf.uniform(),
+            paragraph_baseline=(
+                DEFAULT_PARAGRAPH_BASELINE if self.fixed_baseline is None else self.fixed_baseline
+            ),
+            baseline_source="default" if self.fixed_baseline is None else "fixed",
+        )
+        self.encoder: LoadedEncoder = load_encoder(
+            model, device=device, dtype=dtype, trust_remote_code=trust_remote_code
+        )
+        self.model_name = self.encoder.name
+        self.pooling: PoolingConfig = read_pooling_config(self.encoder.location)
+        self.max_length = self.pooling.max_seq_length or self.encoder.max_length
+        tokenizer = self.encoder.tokenizer
+        with self.encoder.tokenizer_lock:
+            special = set(tokenizer.all_special_ids)
+            self._word_piece_ids = frozenset(
+                token_id
+                for token, token_id in tokenizer.get_vocab().items()
+                if token_id not in special and _is_word_piece(token)
+            )
+            probe = tokenizer("a")["input_ids"]
+            probe_piece = tokenizer("a", add_special_tokens=False)["input_ids"]
+        # The special tokens around a one-piece text, to frame isolated pieces.
+        at = next(i for i in range(len(probe)) if probe[i : i + len(probe_piece)] == probe_piece)
+        self._frame = (probe[:at], probe[at + len(probe_piece) :])
+        self._batcher: MicroBatcher[tuple[str, Reference], SemanticMatchResult] = MicroBatcher(
+            self._score_items, max_batch_size=batch_size
+        )
+
+    # -- embeddings --------------------------------------------------------------------
+
+    def encode(self, texts: Sequence[str]) -> list[TextEncoding]:
+        """Sentence embeddings and word-piece vectors of texts, through the cache."""
+        namespace = (self.encoder.cache_key, "semantic-match-text", self.max_length)
+        return self.cache.get_or_compute(namespace, texts, self._encode_uncached)
+
+    def _tokenize(self, texts: Sequence[str], **options: object) -> dict[str, torch.Tensor]:
+        prepared = [text.lower() for text in texts] if self.pooling.lowercase else list(texts)
+        with self.encoder.tokenizer_lock:
+            return self.encoder.tokenizer(prepared, **options)  # type: ignore[no-any-return]
+
+    def _forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        device = self.encoder.device
+        with torch.inference_mode():
+            return self.encoder.hidden_states(input_ids.to(device), mask.to(device)).float()
+
+    def _sentence_embeddings(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        pooled = pool(hidden, mask.to(hidden.device), self.pooling.modes)
+        return torch.nn.functional.normalize(pooled, dim=-1)
+
+    def _encode_uncached(self, texts: list[str]) -> list[TextEncoding]:
+        """One forward pass per text, longest first so that batches pad little."""
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+        encodings: list[TextEncoding | None] = [None] * len(texts)
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            tokens = self._tokenize(
+                [texts[i] for i in batch],
+                padding=True,
+                truncation=True,
+                max_length=self.max_length,
+                return_tensors="pt",
+            )
+            mask = tokens["attention_mask"]
+            hidden = self._forward(tokens["input_ids"], mask)
+            sentences = self._sentence_embeddings(hidden, mask)
+            vectors = torch.nn.functional.normalize(hidden, dim=-1)
+            lengths = mask.sum(dim=1).tolist()
+            full = self._reached_limit([texts[i] for i in batch], lengths)
+            for row, index in enumerate(batch):
+                ids = tokens["input_ids"][row, : lengths[row]].tolist()
+                keep = [i for i, token_id in enumerate(ids) if token_id in self._word_piece_ids]
+                encodings[index] = TextEncoding(
+                    sentence=sentences[row].clone(),
+                    piece_ids=tuple(ids[i] for i in keep),
+                    piece_vectors=vectors[row, keep].clone(),
+                    truncated=full[row],
+                )
+        return encodings  # type: ignore[return-value]
+
+    def _reached_limit(self, texts: list[str], lengths: list[int]) -> list[bool]:
+        """Which texts were cut: only one at the limit can have been, so only those are
+        tokenized again without it."""
+        at_limit = [i for i, length in enumerate(lengths) if length >= self.max_length]
+        cut = [False] * len(texts)
+        if at_limit:
+            full = self._tokenize([texts[i] for i in at_limit], verbose=False)["input_ids"]
+            for i, ids in zip(at_limit, full, strict=True):
+                cut[i] = len(ids) > self.max_length
+        return cut
+
+    def _isolated_vectors(self, piece_ids: Sequence[int]) -> torch.Tensor:
+        """``(pieces, width)`` vectors of pieces each encoded on its own (cached by id)."""
+        if not piece_ids:
+            return torch.empty(0, 0, device=self.encoder.device)
+        namespace = (self.encoder.cache_key, "semantic-match-isolated-piece")
+        keys = [str(piece_id) for piece_id in piece_ids]
+        return torch.stack(self.cache.get_or_compute(namespace, keys, self._encode_pieces))
+
+    def _encode_pieces(self, keys: list[str]) -> list[torch.Tensor]:
+        before, after = self._frame
+        vectors: list[torch.Tensor] = []
+        for start in range(0, len(keys), self.batch_size):
+            batch = keys[start : start + self.batch_size]
+            input_ids = torch.tensor([[*before, int(key), *after] for key in batch])
+            mask = torch.ones_like(input_ids)
+            embeddings = self._sentence_embeddings(self._forward(input_ids, mask), mask)
+            vectors.extend(embeddings[row].clone() for row in range(len(batch)))
+        return vectors
+
+    def _pieces(self, encoding: TextEncoding, idf: SmoothedIdf) -> WeightedPieces:
+        if self.token_vectors == "isolated":
+            vectors = self._isolated_vectors(encoding.piece_ids)
+        else:
+            vectors = encoding.piece_vectors
+        weights = torch.tensor(
+            [idf.weight(piece_id) for piece_id in encoding.piece_ids],
+            dtype=torch.float32,
+            device=vectors.device,
+        )
+        return WeightedPieces(vectors=vectors, weights=weights)
+
+    # -- fitting -----------------------------------------------------------------------
+
+    def fit(self, references: Sequence[Reference]) -> FittedState:
+        """Fit idf and the paragraph baseline on a corpus of references.
+
+        Args:
+            references: Reference answers: strings, or lists of strings (one answer each,
+                joined). Use every reference of the dataset to be scored.
+
+        Returns:
+            The new :class:`FittedState` (also kept as :attr:`state`).
+
+        Raises:
+            InputError: An empty corpus, a malformed reference, or (when the baseline is
+                not fixed) fewer than two distinct non-empty references.
+        """
+        corpus = _as_list(references, "references")
+        if len(corpus) == 0:
+            raise InputError("Expected at least one reference to fit on, got none.")
+        texts = [reference_text(reference, index) for index, reference in enumerate(corpus)]
+        token_ids = self._tokenize(texts, add_special_tokens=False, verbose=False)["input_ids"]
+        idf = SmoothedIdf.fit(token_ids)
+        if self.fixed_baseline is not None:
+            state = FittedState(idf, self.fixed_baseline, "fixed")
+        else:
+            state = FittedState(idf, self._estimate_baseline(texts), "fitted")
+        self.state = state
+        return state
+
+    def _estimate_baseline(self, texts: Sequence[str]) -> float:
+        """Mean raw-text cosine of random pairs of distinct references (seeded)."""
+        distinct = list(dict.fromkeys(text for text in texts if text.strip()))
+        if len(distinct) < 2:
+            raise InputError(
+                "The paragraph baseline needs at least two distinct non-empty references; "
+                "pass `paragraph_baseline=` to fix it instead."
+            )
+        generator = random.Random(self.seed)
+        pairs = []
+        for _ in range(self.baseline_pairs):
+            first = generator.randrange(len(distinct))
+            second = generator.randrange(len(distinct) - 1)
+            pairs.append((first, second + (second >= first)))
+        used = sorted({index for pair in pairs for index in pair})
+        encoded = dict(zip(used, self.encode([distinct[i] for i in used]), strict=True))
+        baseline = math.fsum(
+            cosine(encoded[first].sentence, encoded[second].sentence) for first, second in pairs
+        ) / len(pairs)
+        if baseline >= 1.0:
+            raise InputError(
+                "The references are too alike to estimate a paragraph baseline (their mean "
+                "cosine is 1); pass `paragraph_baseline=` to fix it instead."
+            )
+        return baseline
+
+    def save(self, path: str | Path) -> None:
+        """Write the fitted state (idf, baseline, model name) to a JSON file."""
+        state = self.state
+        document = {
+            "format": _STATE_FORMAT,
+            "version": _STATE_VERSION,
+            "model": self.model_name,
+            "idf": state.idf.to_json(),
+            "paragraph_baseline": state.paragraph_baseline,
+            "baseline_source": state.baseline_source,
+        }
+        Path(path).write_text(json.dumps(document), encoding="utf-8")
+
+    def load(self, path: str | Path) -> FittedState:
+        """Read a state written by :meth:`save` (a fixed baseline of this engine wins).
+
+        Raises:
+            ValueError: Not a saved state, or one fitted for another model.
+            OSError: The file cannot be read.
+        """
+        try:
+            document = json.loads(Path(path).read_text(encoding="utf-8"))
+            if document.get("format") != _STATE_FORMAT or document.get("version") != _STATE_VERSION:
+                raise ValueError(f"expected format {_STATE_FORMAT!r} version {_STATE_VERSION}")
+            model = document["model"]
+            idf = SmoothedIdf.from_json(document["idf"])
+            baseline = check_baseline(document["paragraph_baseline"])
+            source = document["baseline_source"]
+            if source not in _BASELINE_SOURCES:
+                raise ValueError(f"unknown baseline source {source!r}")
+        except (AttributeError, KeyError, TypeError, ValueError) as error:
+            raise ValueError(
+                f"{str(path)!r} is not a saved SemanticMatch state: {error}"
+            ) from error
+        if model != self.model_name:
+            raise ValueError(
+                f"{str(path)!r} was fitted for {model!r}, but this engine uses "
+                f"{self.model_name!r}: word-piece ids differ between models."
+            )
+        if self.fixed_baseline is not None:
+            state = FittedState(idf, self.fixed_baseline, "fixed")
+        else:
+            state = FittedState(idf, baseline, source)
+        self.state = state
+        return state
+
+    # -- scoring -----------------------------------------------------------------------
+
+    def score(
+        self, candidates: Sequence[str], references: Sequence[Reference]
+    ) -> list[SemanticMatchResult]:
+        """The layered score of each candidate against its reference.
+
+        Args:
+            candidates: Model outputs.
+            references: Per candidate, a reference string or a non-empty list of strings
+                (one answer in parts, joined with ``", "``).
+
+        Returns:
+            One :class:`SemanticMatchResult` per candidate, in order.
+
+        Raises:
+            InputError: Unequal lengths, a non-string, or a malformed list reference.
+        """
+        outputs, reference_texts = _check_pairs(candidates, references)
+        state = self.state
+        clean_outputs = [clean_text(text) for text in outputs]
+        clean_references = [clean_text(text) for text in reference_texts]
+        statuses = [
+            _status(*texts)
+            for texts in zip(outputs, reference_texts, clean_outputs, clean_references, strict=True)
+        ]
+        scored = [index for index, status in enumerate(statuses) if status == "scored"]
+        needed = [
+            text
+            for i in scored
+            for text in (outputs[i], reference_texts[i], clean_outputs[i], clean_references[i])
+        ]
+        unique = list(dict.fromkeys(needed))
+        encoded = dict(zip(unique, self.encode(unique), strict=True))
+        pieces = {
+            text: self._pieces(encoded[text], state.idf)
+            for i in scored
+            for text in (clean_outputs[i], clean_references[i])
+        }
+        words = word_level(
+            [(pieces[clean_outputs[i]], pieces[clean_references[i]]) for i in scored],
+            self.batch_size,
+        )
+        results = [_unscored(status) for status in statuses]
+        for i, word in zip(scored, words, strict=True):
+            output, reference = encoded[outputs[i]], encoded[reference_texts[i]]
+            sentence = cosine(
+                encoded[clean_outputs[i]].sentence, encoded[clean_references[i]].sentence
+            )
+            paragraph_cosine = cosine(output.sentence, reference.sentence)
+            paragraph = rescale_by_baseline(paragraph_cosine, state.paragraph_baseline)
+            raw = self.combination.raw(word.f1, sentence, paragraph)
+            results[i] = SemanticMatchResult(
+                score=self.combination.final(raw),
+                raw_score=raw,
+                word=word.f1,
+                word_precision=word.precision,
+                word_recall=word.recall,
+                sentence=sentence,
+                paragraph=paragraph,
+                paragraph_cosine=paragraph_cosine,
+                snapped=self.combination.snaps(raw),
+                status="scored",
+                output_truncated=output.truncated,
+                reference_truncated=reference.truncated,
+            )
+        return results
+
+    def score_one(self, candidate: str, reference: Reference) -> SemanticMatchResult:
+        """Score one pair, batched with the pairs other threads score at the same time.
+
+        Concurrent calls (Opik's worker threads) are coalesced into one :meth:`score`
+        call by a :class:`~opik_semantic_metrics.batching.microbatch.MicroBatcher`; the
+        result equals ``score([candidate], [reference])[0]`` within float rounding.
+
+        Raises:
+            InputError: As :meth:`score`, raised in the caller's thread before batching.
+        """
+        _check_pairs([candidate], [reference])
+        return self._batcher.submit((candidate, reference))
+
+    def _score_items(self, items: list[tuple[str, Reference]]) -> list[SemanticMatchResult]:
+        return self.score([candidate for candidate, _ in items], [ref for _, ref in items])

@@ -1,0 +1,74 @@
+"""Smoothed inverse document frequency of word pieces over a reference corpus.
+
+For a corpus of ``N`` reference texts (a reference given as a list of strings is one
+text, its parts joined), a word piece of the model's own tokenizer that occurs in ``df``
+of them weighs::
+
+    idf = log((N + 1) / (df + 1)) + 1
+
+(the smoothed idf of the seed, also scikit-learn's ``TfidfVectorizer(smooth_idf=True)``).
+A piece never seen weighs ``log(N + 1) + 1``, the same formula with ``df = 0``, so an
+empty corpus (no fit) weighs every piece 1: plain, unweighted matching. This is
+bert_score's idf plus one, so the counting is
+:func:`opik_semantic_metrics.bertscore.idf.fit_idf`'s; the ``+ 1`` keeps a piece that
+occurs in every reference at weight 1 instead of 0, so no text is left without weight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from opik_semantic_metrics.bertscore.idf import IdfTable, fit_idf
+
+
+@dataclass(frozen=True)
+class SmoothedIdf:
+    """Smoothed idf weights of token ids.
+
+    Attributes:
+        table: bert_score-style weights ``log((N + 1) / (df + 1))`` of the corpus's ids.
+
+    Example:
+        >>> idf = SmoothedIdf.fit([(7, 8), (7, 9), (7,)])
+        >>> round(idf.weight(7), 4), round(idf.weight(8), 4), round(idf.weight(5), 4)
+        (1.0, 1.6931, 2.3863)
+    """
+
+    table: IdfTable
+
+    @classmethod
+    def fit(cls, token_ids: Iterable[Sequence[int]]) -> SmoothedIdf:
+        """Fit on the token ids of a corpus, one sequence per reference text."""
+        return cls(fit_idf(token_ids))
+
+    @classmethod
+    def uniform(cls) -> SmoothedIdf:
+        """The weights of an empty corpus: 1 for every id."""
+        return cls(IdfTable(num_documents=0, weights={}))
+
+    @property
+    def num_documents(self) -> int:
+        """``N``, the number of reference texts fitted on."""
+        return self.table.num_documents
+
+    def weight(self, token_id: int) -> float:
+        """The smoothed idf of one token id."""
+        return self.table.weight(token_id) + 1.0
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready form: ``N`` and the weights of the ids seen (exact round trip)."""
+        weights = {str(token_id): weight for token_id, weight in self.table.weights.items()}
+        return {"num_documents": self.num_documents, "weights": weights}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> SmoothedIdf:
+        """Inverse of :meth:`to_json`."""
+        raw = data["weights"]
+        if not isinstance(raw, dict):
+            raise ValueError("Expected `weights` to be a JSON object of token id -> weight.")
+        num_documents = data["num_documents"]
+        if not isinstance(num_documents, int):
+            raise ValueError("Expected `num_documents` to be an integer.")
+        weights = {int(token_id): float(weight) for token_id, weight in raw.items()}
+        return cls(IdfTable(num_documents=num_documents, weights=weights))

@@ -1,0 +1,105 @@
+"""CometEngine: embedding reuse across systems, references, mixed batches, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from opik_semantic_metrics.batching.cache import EmbeddingCache
+from opik_semantic_metrics.comet.engine import CometEngine
+from opik_semantic_metrics.errors import InputError
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "comet"
+ORACLE = json.loads((FIXTURES / "oracle.json").read_text(encoding="utf-8"))
+SEGMENTS = json.loads((FIXTURES / "segments.json").read_text(encoding="utf-8"))[:30]
+SOURCES = [segment["src"] for segment in SEGMENTS]
+TRANSLATIONS = [segment["mt"] for segment in SEGMENTS]
+REFERENCES = [segment["ref"] for segment in SEGMENTS]
+
+
+def _engine(name: str, **options) -> CometEngine:
+    return CometEngine(str(FIXTURES / name), device="cpu", **options)
+
+
+def test_sources_and_references_are_encoded_once_across_systems():
+    cache = EmbeddingCache()
+    engine = _engine("regression-xlmr", cache=cache)
+    first = engine.score(SOURCES, TRANSLATIONS, REFERENCES)
+    distinct = len(set(SOURCES + TRANSLATIONS + REFERENCES))
+    assert cache.misses == distinct
+    second_system = [text + " !" for text in TRANSLATIONS]
+    second = engine.score(SOURCES, second_system, REFERENCES)
+    assert cache.misses == distinct + len(set(second_system))
+    # Cached embeddings give the scores a fresh engine computes.
+    fresh = _engine("regression-xlmr", cache=EmbeddingCache(max_bytes=0))
+    assert [r.score for r in second] == pytest.approx(
+        [r.score for r in fresh.score(SOURCES, second_system, REFERENCES)], abs=1e-6
+    )
+    assert [r.score for r in first] == pytest.approx(
+        ORACLE["models"]["regression-xlmr"]["with_reference"]["scores"][:30], abs=1e-5
+    )
+
+
+def test_engines_of_one_model_share_the_loaded_model():
+    assert _engine("regression-xlmr").loaded is _engine("regression-xlmr", batch_size=4).loaded
+
+
+@pytest.mark.parametrize("name", ["referenceless-xlmr", "unified-kiwi"])
+def test_reference_free_models_ignore_references(name):
+    engine = _engine(name)
+    assert not engine.reads_references and not engine.requires_references
+    with_references = engine.score(SOURCES, TRANSLATIONS, REFERENCES)
+    without = engine.score(SOURCES, TRANSLATIONS)
+    assert [r.score for r in with_references] == [r.score for r in without]
+    assert not any(r.used_reference for r in with_references)
+
+
+def test_a_reference_model_without_a_reference_is_an_input_error():
+    engine = _engine("regression-xlmr")
+    assert engine.requires_references
+    with pytest.raises(InputError, match="needs a reference; item 1 has none"):
+        engine.score(SOURCES[:2], TRANSLATIONS[:2], [REFERENCES[0], None])
+    with pytest.raises(InputError, match="needs a reference"):
+        engine.score(SOURCES[:2], TRANSLATIONS[:2])
+
+
+def test_xcomet_scores_items_with_and_without_reference_in_one_batch():
+    engine = _engine("xcomet")
+    references = [ref if index % 2 == 0 else None for index, ref in enumerate(REFERENCES)]
+    results = engine.score(SOURCES, TRANSLATIONS, references)
+    expected = ORACLE["models"]["xcomet"]
+    for index, result in enumerate(results):
+        mode = "with_reference" if index % 2 == 0 else "without_reference"
+        assert result.used_reference == (mode == "with_reference")
+        assert result.score == pytest.approx(expected[mode]["scores"][index], abs=1e-5)
+        assert len(result.error_spans) == len(expected[mode]["metadata"]["error_spans"][index])
+
+
+@pytest.mark.parametrize(
+    ("sources", "translations", "references", "message"),
+    [
+        ("a source", ["a"], ["b"], "`sources` to be a list"),
+        (["a", "b"], ["a"], ["b"], "as many sources as translations"),
+        (["a"], [None], ["b"], "translation 0 to be a string, got NoneType"),
+        ([3], ["a"], ["b"], "source 0 to be a string, got int"),
+        (["a"], ["b"], [["c"]], "reference 0 to be a string or None, got list"),
+        (["a"], ["b"], ["c", "d"], "as many references as translations"),
+        (["a"], ["b"], "c", "`references` to be a list"),
+    ],
+)
+def test_bad_input_is_an_input_error(sources, translations, references, message):
+    with pytest.raises(InputError, match=message):
+        _engine("regression-xlmr").score(sources, translations, references)
+
+
+def test_empty_lists_and_bad_batch_sizes():
+    assert _engine("regression-xlmr").score([], [], []) == []
+    with pytest.raises(ValueError, match="batch_size"):
+        _engine("regression-xlmr", batch_size=0)
+
+
+def test_score_one_checks_input_in_the_callers_thread():
+    with pytest.raises(InputError, match="source 0 to be a string"):
+        _engine("xcomet").score_one(None, "text")  # type: ignore[arg-type]

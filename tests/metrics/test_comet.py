@@ -1,0 +1,211 @@
+"""The Opik COMET metric: results, metadata, bad input, Opik's engine, experiment level."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import os
+from pathlib import Path
+
+import opik
+import pytest
+from opik.exceptions import MetricComputationError
+
+from opik_semantic_metrics import COMET
+from opik_semantic_metrics.compare.stats import compare_systems
+from opik_semantic_metrics.metrics.corpus import compare
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "comet"
+ORACLE = json.loads((FIXTURES / "oracle.json").read_text(encoding="utf-8"))
+SEGMENTS = json.loads((FIXTURES / "segments.json").read_text(encoding="utf-8"))
+EMPTY = SEGMENTS.index({"src": "", "mt": "", "ref": ""})
+LONG = next(
+    i for i, s in enumerate(SEGMENTS) if len(s["mt"]) > 1000 and len(s["src"] + s["ref"]) < 20
+)
+
+
+def _oracle(name: str, mode: str = "with_reference") -> list[float]:
+    return ORACLE["models"][name][mode]["scores"]
+
+
+@pytest.fixture(scope="module")
+def metric() -> COMET:
+    return COMET(str(FIXTURES / "regression-xlmr"), device="cpu", track=False)
+
+
+@pytest.fixture(scope="module")
+def xcomet() -> COMET:
+    return COMET(str(FIXTURES / "xcomet"), device="cpu", name="xcomet", track=False)
+
+
+def test_score_equals_unbabel_comet_and_names_the_model(metric):
+    segment = SEGMENTS[0]
+    result = metric.score(input=segment["src"], output=segment["mt"], reference=segment["ref"])
+    assert result.name == "comet" and not result.scoring_failed
+    assert result.value == pytest.approx(_oracle("regression-xlmr")[0], abs=1e-5)
+    meta = result.metadata
+    assert meta["model"] == str(FIXTURES / "regression-xlmr")
+    assert meta["class_identifier"] == "regression_metric"
+    assert meta["comet_version"] == "2.2.7"
+    assert meta["version"] == "0.1.0" and meta["model_revision"] is None
+    assert meta["used_reference"] is True and meta["truncated"] == []
+    assert "error_spans" not in meta
+    assert result.reason.startswith(f"COMET {result.value:.4f} (")
+    assert result.reason.endswith("regression_metric, with reference).")
+
+
+def test_xcomet_results_carry_the_error_spans(xcomet):
+    index = next(
+        i
+        for i, spans in enumerate(
+            ORACLE["models"]["xcomet"]["with_reference"]["metadata"]["error_spans"]
+        )
+        if len(spans) >= 2
+    )
+    segment = SEGMENTS[index]
+    result = xcomet.score(input=segment["src"], output=segment["mt"], reference=segment["ref"])
+    metadata = ORACLE["models"]["xcomet"]["with_reference"]["metadata"]
+    assert result.value == pytest.approx(_oracle("xcomet")[index], abs=1e-5)
+    expected = metadata["error_spans"][index]
+    assert [
+        {**span, "confidence": pytest.approx(span["confidence"], abs=1e-5)} for span in expected
+    ] == (result.metadata["error_spans"])
+    assert result.metadata["partial_scores"]["mqm"] == pytest.approx(metadata["mqm_scores"][index])
+    assert f"{len(expected)} error spans (" in result.reason
+    # Without a reference XCOMET scores the translation against the source alone.
+    qe = xcomet.score(input=segment["src"], output=segment["mt"])
+    assert qe.value == pytest.approx(_oracle("xcomet", "without_reference")[index], abs=1e-5)
+    assert qe.metadata["used_reference"] is False
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"input": None, "output": "Ein Text.", "reference": "Text."}, "source 0 to be a string"),
+        ({"input": 12, "output": "Ein Text.", "reference": "Text."}, "got int"),
+        ({"input": ["A"], "output": "Ein Text.", "reference": "Text."}, "got list"),
+        ({"input": "A text.", "output": None, "reference": "Text."}, "translation 0"),
+        ({"input": "A text.", "output": 3.5, "reference": "Text."}, "got float"),
+        ({"input": "A text.", "output": {"text": "x"}, "reference": "Text."}, "got dict"),
+        ({"input": "A text.", "output": "Ein Text."}, "needs a reference"),
+        ({"input": "A text.", "output": "Ein Text.", "reference": None}, "needs a reference"),
+        ({"input": "A text.", "output": "Ein Text.", "reference": ["a", "b"]}, "got list"),
+    ],
+)
+def test_bad_input_is_a_metric_computation_error(metric, arguments, message):
+    with pytest.raises(MetricComputationError, match=message):
+        metric.score(**arguments)
+
+
+def test_a_reference_free_model_ignores_whatever_reference_it_gets():
+    kiwi = COMET(str(FIXTURES / "unified-kiwi"), device="cpu", track=False)
+    segment = SEGMENTS[3]
+    expected = _oracle("unified-kiwi", "without_reference")[3]
+    for reference in (None, segment["ref"], 123, ["a list"]):
+        result = kiwi.score(input=segment["src"], output=segment["mt"], reference=reference)
+        assert result.value == pytest.approx(expected, abs=1e-5)
+        assert result.metadata["used_reference"] is False
+
+
+def test_empty_texts_get_comets_defined_score(metric):
+    result = metric.score(input="", output="", reference="")
+    assert math.isfinite(result.value)
+    assert result.value == pytest.approx(_oracle("regression-xlmr")[EMPTY], abs=1e-5)
+
+
+def test_long_texts_are_cut_as_comet_cuts_them_and_flagged(metric):
+    segment = SEGMENTS[LONG]
+    result = metric.score(input=segment["src"], output=segment["mt"], reference=segment["ref"])
+    assert result.value == pytest.approx(_oracle("regression-xlmr")[LONG], abs=1e-5)
+    assert result.metadata["truncated"] == ["translation"]
+    assert result.reason.endswith("cut to the model's limit: translation.")
+
+
+def test_score_batch_equals_score(metric):
+    batch = metric.score_batch(
+        [s["src"] for s in SEGMENTS[:6]],
+        [s["mt"] for s in SEGMENTS[:6]],
+        [s["ref"] for s in SEGMENTS[:6]],
+    )
+    assert [r.value for r in batch] == pytest.approx(_oracle("regression-xlmr")[:6], abs=1e-5)
+    with pytest.raises(MetricComputationError, match="needs a reference"):
+        metric.score_batch(["a"], ["b"])
+
+
+def test_bad_constructor_arguments_are_value_errors():
+    with pytest.raises(ValueError, match="batch_size"):
+        COMET(str(FIXTURES / "regression-xlmr"), batch_size=0, track=False)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _litellm_imported_once() -> None:
+    """Import litellm here, in one thread, before Opik's engine runs.
+
+    Opik imports litellm lazily from its worker threads on the first metric error
+    (``exception_analyzer``), and concurrent first imports of litellm can deadlock
+    (``_DeadlockError`` on ``litellm.rust_bridge.catalog``, seen here about one run in
+    four). Its price list is read from the package, not fetched.
+    """
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    importlib.import_module("litellm")
+
+
+def _evaluate(metric: COMET, translations: list[str | None]):
+    items = [
+        {"input": segment["src"], "reference": segment["ref"], "translation": translation}
+        for segment, translation in zip(SEGMENTS[:20], translations, strict=True)
+    ]
+    return opik.evaluate_on_dict_items(
+        items=items,
+        task=lambda item: {"output": item["translation"]},
+        scoring_metrics=[metric],
+        scoring_threads=16,
+    )
+
+
+def test_through_opiks_engine_with_a_failed_item_and_the_system_score(metric):
+    translations: list[str | None] = [s["mt"] for s in SEGMENTS[:20]]
+    translations[7] = None
+    result = _evaluate(metric, translations)
+    by_item = {
+        test.test_case.dataset_item_id: test.score_results[0] for test in result.test_results
+    }
+    assert by_item["temp_item_7"].scoring_failed
+    expected = _oracle("regression-xlmr")[:20]
+    for index in set(range(20)) - {7}:
+        assert by_item[f"temp_item_{index}"].value == pytest.approx(expected[index], abs=1e-5)
+
+    [system] = metric.experiment_scoring_functions()[0](result.test_results)
+    others = [expected[i] for i in range(20) if i != 7]
+    assert system.name == "comet_system"
+    assert system.value == pytest.approx(sum(others) / len(others), abs=1e-5)
+    assert system.metadata["count"] == 19 and system.metadata["failed_items"] == ["temp_item_7"]
+    assert system.metadata["low"] <= system.value <= system.metadata["high"]
+    assert "1 items failed and are not averaged in" in system.reason
+
+
+def test_compare_two_systems_scored_through_opik(metric):
+    good = [s["mt"] for s in SEGMENTS[:20]]
+    worse = ["Das ist falsch." for _ in good]
+    verdict = compare(
+        _evaluate(metric, good), _evaluate(metric, worse), name_a="mt", name_b="constant"
+    )
+    scores_good = [
+        r.value
+        for r in metric.score_batch(
+            [s["src"] for s in SEGMENTS[:20]], good, [s["ref"] for s in SEGMENTS[:20]]
+        )
+    ]
+    scores_worse = [
+        r.value
+        for r in metric.score_batch(
+            [s["src"] for s in SEGMENTS[:20]], worse, [s["ref"] for s in SEGMENTS[:20]]
+        )
+    ]
+    expected = compare_systems(scores_good, scores_worse, name_a="mt", name_b="constant")
+    assert verdict.mean_a == pytest.approx(expected.mean_a, abs=1e-6)
+    assert verdict.mean_b == pytest.approx(expected.mean_b, abs=1e-6)
+    assert (verdict.winner, verdict.significant) == (expected.winner, expected.significant)
+    assert verdict.t_test.p_value == pytest.approx(expected.t_test.p_value, rel=1e-4)
+    assert verdict.bootstrap.wins_a == expected.bootstrap.wins_a

@@ -1,0 +1,89 @@
+"""Experiment-level scoring of Opik results: item scores, system scores, comparisons."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from opik.evaluation import test_case, test_result
+from opik.evaluation.metrics.score_result import ScoreResult
+
+from opik_semantic_metrics.compare.stats import compare_systems
+from opik_semantic_metrics.metrics.corpus import (
+    collect_item_scores,
+    compare,
+    system_score_function,
+)
+
+SYSTEM_A = [0.71, 0.64, 0.82, 0.55, 0.9, 0.6, 0.77, 0.68, 0.73, 0.8, 0.59, 0.66]
+SYSTEM_B = [0.65, 0.6, 0.8, 0.5, 0.83, 0.61, 0.7, 0.6, 0.7, 0.72, 0.5, 0.64]
+
+
+def _results(
+    scores: list[float | None], name: str = "comet", trial: int = 0
+) -> list[test_result.TestResult]:
+    """Opik test results, one per item; ``None`` is a failed score (Opik records 0.0)."""
+    return [
+        test_result.TestResult(
+            test_case=test_case.TestCase(
+                trace_id=f"t{index}", dataset_item_id=f"item_{index}", task_output={}
+            ),
+            score_results=[
+                ScoreResult(
+                    name=name, value=0.0 if score is None else score, scoring_failed=score is None
+                )
+            ],
+            trial_id=trial,
+        )
+        for index, score in enumerate(scores)
+    ]
+
+
+def test_item_scores_in_item_order_whatever_order_the_threads_finished():
+    results = _results(SYSTEM_A)
+    random.Random(0).shuffle(results)
+    collected = collect_item_scores(results)
+    assert collected.metric_name == "comet"
+    assert list(collected.scores) == [f"item_{i}" for i in range(12)]
+    assert list(collected.scores.values()) == SYSTEM_A
+
+
+def test_trials_are_averaged_and_failed_items_named():
+    results = _results([0.5, None, 0.25]) + _results([0.7, None, 0.75], trial=1)
+    collected = collect_item_scores(results, "comet")
+    assert collected.scores == {"item_0": pytest.approx(0.6), "item_2": 0.5}
+    assert collected.failed == ("item_1",)
+
+
+def test_the_metric_name_is_needed_when_there_are_several_and_must_exist():
+    mixed = _results([0.5]) + _results([0.5], name="bleu")
+    with pytest.raises(ValueError, match="Expected `metric_name`"):
+        collect_item_scores(mixed)
+    with pytest.raises(ValueError, match="No score named 'chrf'"):
+        collect_item_scores(mixed, "chrf")
+
+
+def test_compare_equals_the_paired_statistics_on_aligned_items():
+    shuffled_b = _results(SYSTEM_B)
+    random.Random(1).shuffle(shuffled_b)
+    verdict = compare(_results(SYSTEM_A), shuffled_b, name_a="new", name_b="old")
+    expected = compare_systems(SYSTEM_A, SYSTEM_B, name_a="new", name_b="old")
+    assert verdict == expected
+    assert (verdict.winner, verdict.significant) == ("new", True)
+    assert compare(SYSTEM_A, SYSTEM_B, name_a="new", name_b="old") == expected
+
+
+def test_compare_refuses_failed_and_unmatched_items():
+    with pytest.raises(ValueError, match=r"1 items of B have no comet score \(failed\)"):
+        compare(_results(SYSTEM_A[:3]), _results([0.5, None, 0.5]))
+    with pytest.raises(ValueError, match="same items; 1 items are in one only"):
+        compare(_results(SYSTEM_A[:3]), _results(SYSTEM_B[:2]))
+
+
+def test_system_score_counts_failures_and_fails_when_nothing_was_scored():
+    score = system_score_function("comet", resamples=200)
+    [system] = score(_results([0.5, None, 0.7]))
+    assert (system.name, system.value) == ("comet_system", pytest.approx(0.6))
+    assert system.metadata["failed_items"] == ["item_1"] and system.metadata["count"] == 2
+    [nothing] = score(_results([None, None]))
+    assert nothing.scoring_failed and nothing.metadata["failed"] == 2

@@ -1,0 +1,238 @@
+"""The Opik SemanticMatch metric: results, metadata, bad input, fitting, Opik's own engine."""
+
+from __future__ import annotations
+
+import concurrent.futures
+
+import opik
+import pytest
+from opik.evaluation.metrics.score_result import ScoreResult
+from opik.exceptions import MetricComputationError
+
+from opik_semantic_metrics import SemanticMatch
+from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
+
+
+@pytest.fixture(scope="module")
+def metric() -> SemanticMatch:
+    return SemanticMatch(device="cpu", track=False)
+
+
+@pytest.fixture(scope="module")
+def fitted(stsb_pairs) -> SemanticMatch:
+    metric = SemanticMatch(device="cpu", track=False)
+    metric.fit([reference for _, reference, _ in stsb_pairs])
+    return metric
+
+
+def test_score_is_one_result_equal_to_the_engine(metric):
+    result = metric.score(output="Heart attack", reference="Myocardial infarction")
+    [expected] = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu").score(
+        ["Heart attack"], ["Myocardial infarction"]
+    )
+    assert isinstance(result, ScoreResult) and not result.scoring_failed
+    assert result.name == "semantic_match"
+    assert result.value == expected.score
+    assert 0.3 < result.value < 0.9
+
+
+def test_identical_unrelated_and_paraphrase(fitted):
+    identical = fitted.score(output="Pulmonary embolism", reference="Pulmonary embolism")
+    unrelated = fitted.score(output="Heart attack", reference="The train leaves at noon.")
+    paraphrase = fitted.score(output="Heart attack", reference="Myocardial infarction")
+    assert identical.value == 1.0 and identical.metadata["snapped"] is True
+    assert unrelated.value == 0.0 and unrelated.metadata["raw_score"] < 0.25
+    assert paraphrase.value > unrelated.value + 0.3
+
+
+def test_metadata_holds_the_levels_and_says_when_nothing_was_fitted(metric):
+    result = metric.score(output="Heart attack", reference="Myocardial infarction")
+    meta = result.metadata
+    assert meta["status"] == "scored"
+    for level in ("word", "sentence", "paragraph", "raw_score"):
+        assert 0.0 < meta[level] < 1.0
+    assert meta["paragraph"] == meta["paragraph_cosine"]  # baseline 0 when not fitted
+    assert meta["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert meta["token_vectors"] == "contextual"
+    assert meta["weights"] == pytest.approx({"word": 0.2, "sentence": 0.2, "paragraph": 0.6})
+    assert (meta["floor"], meta["snap"]) == (0.25, 0.95)
+    assert meta["fitted"] is False
+    assert meta["idf"].startswith("uniform (not fitted")
+    assert (meta["paragraph_baseline"], meta["paragraph_baseline_source"]) == (0.0, "default")
+    raw = 0.2 * meta["word"] + 0.2 * meta["sentence"] + 0.6 * meta["paragraph"]
+    assert meta["raw_score"] == pytest.approx(raw)
+    assert result.value == pytest.approx((raw - 0.25) / 0.75)
+    assert result.reason.startswith(f"SemanticMatch {result.value:.3f} (word ")
+    assert "idf not fitted (uniform)" in result.reason
+    assert "paragraph baseline not fitted (0)" in result.reason
+
+
+def test_fitted_metadata(fitted, stsb_pairs):
+    meta = fitted.score(output="A dog runs.", reference="A dog is running.").metadata
+    assert meta["fitted"] is True
+    assert meta["idf"] == f"fitted on {len(stsb_pairs)} references"
+    assert meta["paragraph_baseline_source"] == "fitted"
+    assert 0.0 < meta["paragraph_baseline"] < 0.3
+
+
+def test_reason_names_the_floor_and_the_snap(metric):
+    unrelated = metric.score(output="Heart attack", reference="The train leaves at noon.")
+    assert "at or below the floor 0.25" in unrelated.reason
+    identical = metric.score(output="Heart attack", reference="Heart attack")
+    assert "snapped to 1.0 (>= 0.95)" in identical.reason
+
+
+def test_a_list_reference_is_one_answer_in_parts(metric):
+    as_list = metric.score(output="Fever, cough", reference=["fever", "cough"])
+    joined = metric.score(output="Fever, cough", reference="fever, cough")
+    assert as_list.value == joined.value == 1.0
+
+
+def test_long_texts_are_cut_and_flagged(metric):
+    result = metric.score(output="word " * 400, reference="A short reference.")
+    assert result.metadata["output_truncated"] is True
+    assert result.metadata["reference_truncated"] is False
+    assert "output cut to 256 tokens" in result.reason
+
+
+@pytest.mark.parametrize(
+    ("output", "reference", "status", "reason"),
+    [
+        ("", "Heart attack", "empty_output", "the output is empty"),
+        ("   \n", "Heart attack", "empty_output", "the output is empty"),
+        ("Heart attack", "\t", "empty_reference", "the reference is empty"),
+        ("It is what it is.", "Heart attack", "no_content_output", "only stop words"),
+        ("Heart attack", "... !", "no_content_reference", "only stop words"),
+    ],
+)
+def test_empty_and_stop_word_only_texts_score_zero_with_a_reason(
+    metric, output, reference, status, reason
+):
+    result = metric.score(output=output, reference=reference)
+    assert result.value == 0.0 and not result.scoring_failed
+    assert result.metadata["status"] == status
+    assert result.metadata["word"] is None
+    assert reason in result.reason
+
+
+def test_the_same_stop_word_answer_is_identical(metric):
+    result = metric.score(output="No.", reference="no")
+    assert result.value == 1.0 and result.metadata["status"] == "same_stop_words"
+
+
+@pytest.mark.parametrize(
+    ("output", "reference", "message"),
+    [
+        (None, "ref", "candidate 0 to be a string, got NoneType"),
+        (42, "ref", "got int"),
+        (3.5, "ref", "got float"),
+        (["a", "b"], "ref", "got list"),
+        ({"text": "a"}, "ref", "got dict"),
+        ("out", None, "reference 0 to be a string or a non-empty list"),
+        ("out", [], "non-empty list of strings"),
+        ("out", ["fine", None], "only strings, found NoneType"),
+        ("out", 7, "got int"),
+    ],
+)
+def test_bad_input_raises_metric_computation_error(metric, output, reference, message):
+    with pytest.raises(MetricComputationError, match=message):
+        metric.score(output=output, reference=reference)
+
+
+def test_bad_batches_raise_metric_computation_error(metric):
+    with pytest.raises(MetricComputationError, match="as many references"):
+        metric.score_batch(["a", "b"], ["a"])
+    with pytest.raises(MetricComputationError, match="candidate 1"):
+        metric.score_batch(["a", None], ["a", "b"])
+
+
+def test_bad_constructor_arguments_raise_value_error():
+    with pytest.raises(ValueError, match="weights"):
+        SemanticMatch(weights=(1.0, -1.0, 1.0), track=False)
+    with pytest.raises(ValueError, match="floor"):
+        SemanticMatch(floor=1.5, track=False)
+    with pytest.raises(ValueError, match="token_vectors"):
+        SemanticMatch(token_vectors="glove", track=False)  # type: ignore[arg-type]
+
+
+def test_score_batch_and_concurrent_score_calls_equal_single_scores(fitted, stsb_pairs):
+    outputs = [first for first, _, _ in stsb_pairs[100:124]]
+    references = [second for _, second, _ in stsb_pairs[100:124]]
+    pairs = list(zip(outputs, references, strict=True))
+    sequential = [fitted.score(output=o, reference=r).value for o, r in pairs]
+    batched = [result.value for result in fitted.score_batch(outputs, references)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+        threaded = list(
+            pool.map(lambda pair: fitted.score(output=pair[0], reference=pair[1]).value, pairs)
+        )  # fmt: skip
+    assert batched == pytest.approx(sequential, abs=1e-6)
+    assert threaded == pytest.approx(sequential, abs=1e-6)
+    assert len(set(sequential)) > 15  # real, varied scores
+
+
+def test_runs_inside_opiks_evaluation_engine_with_the_same_values(fitted, stsb_pairs):
+    items = [
+        {"prediction": first, "reference": second, "id_": i}
+        for i, (first, second, _) in enumerate(stsb_pairs[:24])
+    ]
+    items.append({"prediction": None, "reference": "No output at all.", "id_": 24})
+    result = opik.evaluate_on_dict_items(
+        items=items,
+        task=lambda item: {"output": item["prediction"]},
+        scoring_metrics=[fitted],
+        scoring_threads=16,
+    )
+    expected = fitted.score_batch(
+        [item["prediction"] for item in items[:24]], [item["reference"] for item in items[:24]]
+    )
+    by_id = {tr.test_case.dataset_item_content["id_"]: tr for tr in result.test_results}
+    assert len(by_id) == 25
+    for index, expected_result in enumerate(expected):
+        [got] = by_id[index].score_results
+        assert got.name == "semantic_match"
+        assert got.value == pytest.approx(expected_result.value, abs=1e-6)
+    [failed] = by_id[24].score_results
+    assert failed.scoring_failed
+
+
+def test_fit_from_items_and_from_a_dataset_equal_fit(stsb_pairs):
+    references = [second for _, second, _ in stsb_pairs[:40]]
+    items = [{"input": first, "reference": second} for first, second, _ in stsb_pairs[:40]]
+
+    class Dataset:
+        """The one method of ``opik.Dataset`` that fitting uses."""
+
+        def get_items(self) -> list[dict[str, str]]:
+            return items
+
+    by_fit = SemanticMatch(device="cpu", track=False)
+    by_fit.fit(references)
+    by_items = SemanticMatch(device="cpu", track=False)
+    by_items.fit_from_items(items)
+    by_dataset = SemanticMatch(device="cpu", track=False)
+    by_dataset.fit_from_dataset(Dataset())
+    assert by_fit.engine.state == by_items.engine.state == by_dataset.engine.state
+    with pytest.raises(MetricComputationError, match="item 1 to be a mapping with a 'answer'"):
+        by_items.fit_from_items([{"answer": "a"}, {"reference": "b"}], reference_key="answer")
+    with pytest.raises(MetricComputationError, match="at least one reference"):
+        by_items.fit([])
+
+
+def test_save_and_load_round_trip(tmp_path, fitted, stsb_pairs):
+    path = tmp_path / "semantic_match.json"
+    fitted.save(path)
+    loaded = SemanticMatch(device="cpu", track=False)
+    loaded.load(path)
+    outputs = [first for first, _, _ in stsb_pairs[:20]]
+    references = [second for _, second, _ in stsb_pairs[:20]]
+    assert [r.value for r in loaded.score_batch(outputs, references)] == [
+        r.value for r in fitted.score_batch(outputs, references)
+    ]
+    assert loaded.score(output="a dog", reference="a cat").metadata["fitted"] is True
+
+
+def test_isolated_token_vectors_are_available(stsb_pairs):
+    isolated = SemanticMatch(device="cpu", track=False, token_vectors="isolated")
+    result = isolated.score(output="Heart attack", reference="Myocardial infarction")
+    assert result.metadata["token_vectors"] == "isolated"
+    assert 0.0 < result.metadata["word"] < 1.0

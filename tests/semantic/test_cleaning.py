@@ -1,0 +1,54 @@
+"""Cleaning: stop words (NLTK's English list) and punctuation tokens are dropped."""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+
+from opik_semantic_metrics.semantic.cleaning import clean_text, is_punctuation, word_forms
+from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
+
+
+def test_the_list_is_nltks_179_english_words():
+    assert len(ENGLISH_STOP_WORDS) == 179
+    # First, middle and last entries of NLTK's file, and its contractions.
+    for word in ("i", "me", "ourselves", "you're", "that'll", "should've", "ma", "wouldn't"):
+        assert word in ENGLISH_STOP_WORDS
+    for word in ("heart", "yes", "false", "true"):
+        assert word not in ENGLISH_STOP_WORDS
+    assert all(word == word.lower() for word in ENGLISH_STOP_WORDS)
+
+
+def test_every_ascii_punctuation_character_counts_as_punctuation():
+    assert all(is_punctuation(character) for character in string.punctuation)
+    assert not any(is_punctuation(character) for character in "aZ09 é")
+    assert is_punctuation("\u2014") and is_punctuation("\u00bf")  # em dash, inverted "?"
+
+
+@pytest.mark.parametrize(
+    ("text", "cleaned"),
+    [
+        ("The patient had a heart attack.", "patient heart attack"),
+        ("Myocardial infarction", "Myocardial infarction"),
+        ("THE Heart, OF the matter", "Heart matter"),
+        ("(Stepped-up) policing, 3.5 km", "Stepped-up policing 3.5 km"),
+        ("\u00bfQu\u00e9? \u2014 \u201cna\u00efve\u201d", "Qu\u00e9 na\u00efve"),
+        ("It's not what you think -- it is !!", "think"),
+        ("Don\u2019t stop (the) music", "stop music"),
+        ("fever,cough", "fever,cough"),
+        ("  spaced \t out\n words ", "spaced words"),
+        ("", ""),
+        ("   ", ""),
+        ("the of and . , ;", ""),
+    ],
+)
+def test_clean_text_drops_punctuation_and_stop_words(text, cleaned):
+    assert clean_text(text) == cleaned
+
+
+def test_word_forms_ignore_case_and_surrounding_punctuation():
+    assert word_forms("No.") == word_forms("no") == ("no",)
+    assert word_forms("It isn\u2019t!") == ("it", "isn't")
+    assert word_forms("-- ...") == ()
+    assert word_forms("No") != word_forms("Not")

@@ -1,0 +1,78 @@
+"""The combination: weights, floor rescaling, clamping, snapping, paragraph baseline."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from opik_semantic_metrics.semantic.combine import (
+    DEFAULT_WEIGHTS,
+    SEED_WEIGHTS,
+    Combination,
+    check_baseline,
+    rescale_by_baseline,
+)
+
+
+def test_defaults():
+    combination = Combination.create()
+    assert combination.weights == pytest.approx(DEFAULT_WEIGHTS)
+    assert (combination.floor, combination.snap) == (0.25, 0.95)
+
+
+def test_identical_answers_score_one_and_the_literal_seed_formula_would_not():
+    combination = Combination.create(weights=SEED_WEIGHTS, floor=0.25, snap=0.95)
+    raw = combination.raw(1.0, 1.0, 1.0)
+    assert raw == pytest.approx(1.0)
+    assert max(0.0, raw - 0.25) == pytest.approx(0.75)  # the seed, taken literally
+    assert combination.final(raw) == 1.0
+
+
+def test_the_floor_maps_to_zero_and_is_a_linear_rescaling_above_it():
+    combination = Combination.create(weights=(1, 1, 1), floor=0.25, snap=None)
+    assert combination.final(0.25) == 0.0
+    assert combination.final(0.05) == 0.0
+    assert combination.final(-0.3) == 0.0
+    assert combination.final(0.625) == pytest.approx(0.5)
+    assert combination.final(1.0) == pytest.approx(1.0)
+    assert combination.final(1.0000001) == 1.0  # float rounding never exceeds 1
+
+
+def test_snap_applies_to_the_rescaled_score():
+    combination = Combination.create(floor=0.2, snap=0.9)
+    # rescaled = (raw - 0.2) / 0.8: 0.93 -> 0.9125 snaps, 0.91 -> 0.8875 does not.
+    assert combination.final(0.93) == 1.0 and combination.snaps(0.93)
+    assert combination.final(0.91) == pytest.approx(0.8875)
+    assert not combination.snaps(0.91)
+
+
+def test_weights_are_relative():
+    combination = Combination.create(weights=(2, 0, 2))
+    assert combination.weights == (0.5, 0.0, 0.5)
+    assert combination.raw(0.2, 0.9, 0.6) == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize(
+    "weights", [(0.5, 0.5), (1, 1, 1, 1), (-0.1, 0.6, 0.5), (0, 0, 0), (math.nan, 1, 1), "abc"]
+)
+def test_bad_weights_are_refused(weights):
+    with pytest.raises(ValueError, match="weights"):
+        Combination.create(weights=weights)
+
+
+@pytest.mark.parametrize(("floor", "snap"), [(1.0, 0.95), (-0.1, 0.95), (0.25, 0.0), (0.2, 1.5)])
+def test_bad_floor_or_snap_is_refused(floor, snap):
+    with pytest.raises(ValueError, match=r"`(floor|snap)`"):
+        Combination.create(floor=floor, snap=snap)
+
+
+def test_paragraph_baseline_rescaling():
+    assert rescale_by_baseline(0.3, 0.3) == 0.0
+    assert rescale_by_baseline(1.0, 0.3) == pytest.approx(1.0)
+    assert rescale_by_baseline(0.65, 0.3) == pytest.approx(0.5)
+    assert rescale_by_baseline(0.1, 0.3) < 0  # below the baseline: negative, floored later
+    assert check_baseline(0) == 0.0
+    for bad in (1.0, -1.5, "0.2", True, None):
+        with pytest.raises(ValueError, match="paragraph_baseline"):
+            check_baseline(bad)  # type: ignore[arg-type]

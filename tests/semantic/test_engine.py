@@ -1,0 +1,298 @@
+"""SemanticMatchEngine against sentence-transformers as the oracle, and its own rules."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.semantic.cleaning import clean_text
+from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
+
+UNRELATED = [
+    ("Heart attack", "The train leaves at noon."),
+    ("Pulmonary embolism", "She bought three apples at the market."),
+    ("The capital of France is Paris.", "Photosynthesis needs sunlight."),
+    ("Fever and cough", "The stock market fell sharply on Monday."),
+]
+
+
+@pytest.fixture(scope="module")
+def engine() -> SemanticMatchEngine:
+    return SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu")
+
+
+@pytest.fixture(scope="module")
+def sentence_transformer(minilm_path):
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(minilm_path), device="cpu")
+
+
+def _reference_sentence_transformers_cosine(model, first: list[str], second: list[str]):
+    """Cosine of sentence-transformers' own embeddings, pair by pair."""
+    a = model.encode(first, convert_to_tensor=True, normalize_embeddings=True)
+    b = model.encode(second, convert_to_tensor=True, normalize_embeddings=True)
+    return (a * b).sum(dim=1).tolist()
+
+
+def _reference_sentence_transformers_word_f1(model, first: str, second: str) -> float:
+    """Word level from sentence-transformers' token embeddings, uniform weights."""
+
+    def pieces(text: str) -> np.ndarray:
+        tokens = model.tokenizer.convert_ids_to_tokens(model.tokenizer(text)["input_ids"])
+        states = model.encode(text, output_value="token_embeddings").numpy()
+        keep = [
+            i
+            for i, token in enumerate(tokens)
+            if token not in model.tokenizer.all_special_tokens and token.lstrip("#").isalnum()
+        ]
+        vectors = states[keep]
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    sim = pieces(first) @ pieces(second).T
+    precision, recall = sim.max(axis=1).mean(), sim.max(axis=0).mean()
+    return float(2 * precision * recall / (precision + recall))
+
+
+def test_sentence_and_paragraph_levels_equal_sentence_transformers(
+    engine, sentence_transformer, stsb_pairs
+):
+    pairs = stsb_pairs[:60]
+    outputs, references = [a for a, _, _ in pairs], [b for _, b, _ in pairs]
+    results = engine.score(outputs, references)
+    raw = _reference_sentence_transformers_cosine(sentence_transformer, outputs, references)
+    cleaned = _reference_sentence_transformers_cosine(
+        sentence_transformer,
+        [clean_text(text) for text in outputs],
+        [clean_text(text) for text in references],
+    )
+    assert all(result.status == "scored" for result in results)
+    assert [r.paragraph_cosine for r in results] == pytest.approx(raw, abs=1e-5)
+    assert [r.sentence for r in results] == pytest.approx(cleaned, abs=1e-5)
+    # Not fitted: baseline 0, so the paragraph level is the plain cosine.
+    assert [r.paragraph for r in results] == [r.paragraph_cosine for r in results]
+
+
+def test_texts_over_the_limit_are_cut_as_sentence_transformers_does_and_flagged(
+    engine, sentence_transformer
+):
+    long_text = "The heart pumps blood through the arteries and veins. " * 40
+    [result] = engine.score([long_text], ["Cardiac function."])
+    [expected] = _reference_sentence_transformers_cosine(
+        sentence_transformer, [long_text], ["Cardiac function."]
+    )
+    assert result.output_truncated and not result.reference_truncated
+    assert result.paragraph_cosine == pytest.approx(expected, abs=1e-5)
+
+
+def test_contextual_word_level_equals_sentence_transformers_token_embeddings(
+    engine, sentence_transformer
+):
+    pairs = [
+        ("Myocardial infarction", "Heart attack"),
+        ("A man is playing a guitar.", "A person plays the guitar loudly."),
+        ("Cardiomegaly", "Enlarged heart"),
+    ]
+    results = engine.score([a for a, _ in pairs], [b for _, b in pairs])
+    for (output, reference), result in zip(pairs, results, strict=True):
+        expected = _reference_sentence_transformers_word_f1(
+            sentence_transformer, clean_text(output), clean_text(reference)
+        )
+        assert result.word == pytest.approx(expected, abs=1e-5)
+
+
+def test_isolated_word_vectors_are_one_piece_sentence_embeddings(sentence_transformer):
+    isolated = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu", token_vectors="isolated")
+    output, reference = "heart attack", "cardiac arrest"
+    tokenizer = sentence_transformer.tokenizer
+    assert tokenizer.tokenize(output + " " + reference) == ["heart", "attack", "cardiac", "arrest"]
+    vectors = sentence_transformer.encode(
+        ["heart", "attack", "cardiac", "arrest"], convert_to_tensor=True, normalize_embeddings=True
+    )
+    sim = vectors[:2] @ vectors[2:].T
+    precision, recall = sim.max(dim=1).values.mean(), sim.max(dim=0).values.mean()
+    [result] = isolated.score([output], [reference])
+    assert result.word_precision == pytest.approx(float(precision), abs=1e-5)
+    assert result.word_recall == pytest.approx(float(recall), abs=1e-5)
+
+
+def test_identical_answers_score_one(engine, stsb_pairs):
+    outputs = [a for a, _, _ in stsb_pairs[:20]] + ["Heart attack", "fever, cough"]
+    references = [*outputs[:-1], ["fever", "cough"]]
+    for result in engine.score(outputs, references):
+        assert result.score == 1.0 and result.snapped
+        assert result.raw_score == pytest.approx(1.0, abs=1e-6)
+
+
+def test_unrelated_answers_score_near_zero(engine):
+    results = engine.score([a for a, _ in UNRELATED], [b for _, b in UNRELATED])
+    for result in results:
+        assert result.score == 0.0
+        assert result.raw_score < 0.25  # below the floor, not merely clamped from above
+        assert abs(result.paragraph_cosine) < 0.2
+
+
+def test_a_paraphrase_ranks_above_an_unrelated_answer(engine):
+    paraphrase, unrelated = engine.score(
+        ["Heart attack", "Heart attack"], ["Myocardial infarction", "The train leaves at noon."]
+    )
+    assert paraphrase.score > unrelated.score
+    assert paraphrase.score > 0.3
+    for level in ("word", "sentence", "paragraph"):
+        assert getattr(paraphrase, level) > getattr(unrelated, level)
+
+
+@pytest.mark.parametrize(
+    ("output", "reference", "status", "score"),
+    [
+        ("", "Heart attack", "empty_output", 0.0),
+        ("  \n\t", "Heart attack", "empty_output", 0.0),
+        ("Heart attack", "   ", "empty_reference", 0.0),
+        ("the of and", "Heart attack", "no_content_output", 0.0),
+        ("Heart attack", "It is what it is.", "no_content_reference", 0.0),
+        ("...", "Heart attack", "no_content_output", 0.0),
+        ("No.", "no", "same_stop_words", 1.0),
+        ("No", "Not", "no_content_output", 0.0),
+    ],
+)
+def test_texts_that_cannot_be_scored_get_a_defined_score(engine, output, reference, status, score):
+    [result] = engine.score([output], [reference])
+    assert (result.status, result.score) == (status, score)
+    assert result.word is None and result.raw_score is None
+
+
+@pytest.mark.parametrize(
+    ("candidates", "references", "message"),
+    [
+        ([None], ["x"], "candidate 0 to be a string, got NoneType"),
+        ([3], ["x"], "got int"),
+        (["x"], [None], "reference 0 to be a string or a non-empty list"),
+        (["x"], [[]], "non-empty list"),
+        (["x"], [["a", 2]], "only strings, found int"),
+        (["x", "y"], ["x"], "as many references"),
+        ("x", ["x"], "`candidates` to be a list"),
+        (["x"], "x", "`references` to be a list"),
+    ],
+)
+def test_bad_input_raises_input_error(engine, candidates, references, message):
+    with pytest.raises(InputError, match=message):
+        engine.score(candidates, references)
+
+
+def test_idf_is_the_smoothed_formula_on_a_hand_checkable_corpus():
+    engine = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu", paragraph_baseline=0.0)
+    # Three references; the list is one answer. "heart" is in all 3, "attack" in 1,
+    # "failure" in 1, "lung" in 1; "kidney" in none.
+    engine.fit(["heart attack", "heart failure", ["lung", "heart"]])
+    token_id = engine.encoder.tokenizer.convert_tokens_to_ids
+    idf = engine.state.idf
+    assert idf.num_documents == 3
+    assert idf.weight(token_id("heart")) == pytest.approx(math.log(4 / 4) + 1)
+    assert idf.weight(token_id("attack")) == pytest.approx(math.log(4 / 2) + 1)
+    assert idf.weight(token_id("lung")) == pytest.approx(math.log(4 / 2) + 1)
+    assert idf.weight(token_id("kidney")) == pytest.approx(math.log(4 / 1) + 1)
+    assert engine.state.baseline_source == "fixed"
+
+
+def test_the_baseline_is_the_mean_cosine_of_distinct_reference_pairs(sentence_transformer):
+    fresh = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu")
+    references = ["Heart attack", "The train leaves at noon.", "Heart attack", "  "]
+    state = fresh.fit(references)
+    # Two distinct non-empty references: every random pair is the one pair.
+    [expected] = _reference_sentence_transformers_cosine(
+        sentence_transformer, ["Heart attack"], ["The train leaves at noon."]
+    )
+    assert state.baseline_source == "fitted" and state.fitted
+    assert state.paragraph_baseline == pytest.approx(expected, abs=1e-6)
+    [result] = fresh.score(["Heart attack"], ["Myocardial infarction"])
+    b = state.paragraph_baseline
+    assert result.paragraph == pytest.approx((result.paragraph_cosine - b) / (1 - b))
+
+
+def test_fitting_needs_a_corpus():
+    with pytest.raises(InputError, match="at least one reference"):
+        SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu").fit([])
+    with pytest.raises(InputError, match="two distinct"):
+        SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu").fit(["same", "same"])
+    with pytest.raises(InputError, match="reference 1"):
+        SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu").fit(["a", None])
+
+
+def test_the_fitted_baseline_is_seeded(stsb_pairs):
+    references = [b for _, b, _ in stsb_pairs[:80]]
+    first = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu", seed=3).fit(references)
+    again = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu", seed=3).fit(references)
+    other = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu", seed=4).fit(references)
+    assert first.paragraph_baseline == again.paragraph_baseline
+    assert first.paragraph_baseline != other.paragraph_baseline
+
+
+def test_save_and_load_give_identical_scores(tmp_path, stsb_pairs):
+    references = [b for _, b, _ in stsb_pairs[:50]]
+    outputs = [a for a, _, _ in stsb_pairs[:50]]
+    fitted = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu")
+    fitted.fit(references)
+    path = tmp_path / "state.json"
+    fitted.save(path)
+    loaded = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu")
+    loaded.load(path)
+    assert loaded.state == fitted.state
+    assert [r.score for r in loaded.score(outputs, references)] == [
+        r.score for r in fitted.score(outputs, references)
+    ]
+    document = json.loads(path.read_text())
+    assert document["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert document["idf"]["num_documents"] == 50
+
+
+def test_loading_refuses_other_files_and_other_models(tmp_path, engine):
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="not a saved SemanticMatch state"):
+        engine.load(bad)
+    engine.save(tmp_path / "state.json")
+    document = json.loads((tmp_path / "state.json").read_text())
+    document["model"] = "bert-base-uncased"
+    (tmp_path / "other.json").write_text(json.dumps(document))
+    with pytest.raises(ValueError, match="fitted for 'bert-base-uncased'"):
+        engine.load(tmp_path / "other.json")
+
+
+def test_embeddings_are_cached_across_calls_and_instances(engine):
+    engine.score(["Aortic stenosis"], ["Narrowing of the aortic valve"])
+    misses = engine.cache.misses
+    SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu").score(
+        ["Aortic stenosis"], ["Narrowing of the aortic valve"]
+    )
+    assert engine.cache.misses == misses
+
+
+def test_score_one_equals_score(engine, stsb_pairs):
+    for output, reference, _ in stsb_pairs[:10]:
+        single = engine.score_one(output, reference)
+        [batched] = engine.score([output], [reference])
+        assert single.score == pytest.approx(batched.score, abs=1e-6)
+    with pytest.raises(InputError):
+        engine.score_one(None, "x")  # type: ignore[arg-type]
+
+
+def test_bad_constructor_arguments():
+    with pytest.raises(ValueError, match="token_vectors"):
+        SemanticMatchEngine("all-MiniLM-L6-v2", token_vectors="static")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="weights"):
+        SemanticMatchEngine("all-MiniLM-L6-v2", weights=(1, 2))
+    with pytest.raises(ValueError, match="batch_size"):
+        SemanticMatchEngine("all-MiniLM-L6-v2", batch_size=0)
+    with pytest.raises(ValueError, match="paragraph_baseline"):
+        SemanticMatchEngine("all-MiniLM-L6-v2", paragraph_baseline=1.0)
+
+
+def test_embeddings_are_unit_length(engine):
+    [encoding] = engine.encode(["Heart attack and stroke"])
+    assert float(encoding.sentence.norm()) == pytest.approx(1.0, abs=1e-6)
+    assert torch.allclose(encoding.piece_vectors.norm(dim=1), torch.ones(4), atol=1e-6)
