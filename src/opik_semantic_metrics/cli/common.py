@@ -82,7 +82,9 @@ def chunks(count: int, size: int, *, progress: bool | None, unit: str) -> Iterat
             bar.update(stop - start)
 
 
-def add_model_options(parser: argparse.ArgumentParser, *, default_model: str | None) -> None:
+def add_model_options(
+    parser: argparse.ArgumentParser, *, default_model: str | None, default_batch_size: int = 64
+) -> None:
     """``--model``, ``--device``, ``--batch-size`` and ``--progress``."""
     parser.add_argument(
         "-m",
@@ -95,7 +97,11 @@ def add_model_options(parser: argparse.ArgumentParser, *, default_model: str | N
         "--device", default=None, help="cpu, cuda, cuda:1, ...; default: CUDA when available"
     )
     parser.add_argument(
-        "-b", "--batch-size", type=int, default=64, help="texts per forward pass (default 64)"
+        "-b",
+        "--batch-size",
+        type=int,
+        default=default_batch_size,
+        help=f"texts per forward pass (default {default_batch_size})",
     )
     parser.add_argument(
         "--progress",
