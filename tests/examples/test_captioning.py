@@ -21,8 +21,6 @@ import torch
 from example_modules import load_example
 from opik.exceptions import MetricComputationError
 from PIL import Image, ImageDraw
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
-from tokenizers import trainers as tokenizer_trainers
 from transformers import (
     BertTokenizerFast,
     BlipConfig,
@@ -32,6 +30,8 @@ from transformers import (
     BlipTextConfig,
     BlipVisionConfig,
 )
+
+from tiny_models import build_tiny_bert
 
 captioning = load_example("captioning/captioning.py", "captioning_example")
 
@@ -45,29 +45,9 @@ CAPTIONS = (
 
 
 def build_tiny_blip(directory: Path) -> Path:
-    """A random 2-layer BLIP (32x32 images) with a tiny WordPiece tokenizer."""
-    backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    backend.normalizer = normalizers.BertNormalizer(lowercase=True)
-    backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    backend.decoder = decoders.WordPiece()
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    trainer = tokenizer_trainers.WordPieceTrainer(
-        vocab_size=200, special_tokens=specials, show_progress=False
-    )
-    backend.train_from_iterator(CAPTIONS, trainer=trainer)
-    cls_id, sep_id = backend.token_to_id("[CLS]"), backend.token_to_id("[SEP]")
-    backend.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)]
-    )
-    tokenizer = BertTokenizerFast(
-        tokenizer_object=backend,
-        unk_token="[UNK]",
-        sep_token="[SEP]",
-        pad_token="[PAD]",
-        cls_token="[CLS]",
-        mask_token="[MASK]",
-        model_max_length=64,
-    )
+    """A random 2-layer BLIP (32x32 images) with the tiny WordPiece tokenizer of the tests."""
+    tokenizer = BertTokenizerFast.from_pretrained(build_tiny_bert(directory / "bert"))
+    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
     image_processor = BlipImageProcessor(size={"height": 32, "width": 32})
     text = BlipTextConfig(
         vocab_size=len(tokenizer),
