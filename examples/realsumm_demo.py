@@ -2,8 +2,9 @@
 
 Scores the summaries of ``bart``, ``t5-base`` and ``pointer-generator`` on 100
 CNN/DailyMail articles (REALSumm, Bhandari et al., 2020; CC BY 4.0, see
-``examples/data/realsumm/SOURCE.md``) with BERTScore on the packaged offline model
-all-MiniLM-L6-v2, one Opik experiment per system, then prints:
+``examples/data/realsumm/SOURCE.md``) with BERTScore and SemanticMatch (fitted on the
+articles' references) on the packaged offline model all-MiniLM-L6-v2, one Opik experiment
+per system, then prints:
 
 - each metric's mean per system with a 95% bootstrap interval, and the paired
   significance of every pairwise difference (paired t-test and paired bootstrap);
@@ -34,6 +35,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import argparse
+import itertools
 import json
 import logging
 import re
@@ -43,9 +45,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import opik
 from transformers.utils import logging as transformers_logging
 
-from opik_semantic_metrics import AnswerMatch, BERTScore
+from opik_semantic_metrics import AnswerMatch, BERTScore, SemanticMatch
 from opik_semantic_metrics.compare.correlation import Correlation, summary_level, system_level
 from opik_semantic_metrics.compare.experiments import (
     ExperimentRunner,
@@ -69,7 +72,7 @@ DATA = Path(__file__).parent / "data" / "realsumm" / "realsumm_3systems.jsonl"
 SYSTEMS = ("bart", "t5-base", "pointer-generator")
 HUMAN = "litepyramid_recall"
 MODEL = "all-MiniLM-L6-v2"
-METRICS = ("bertscore_f1", "bertscore_precision", "bertscore_recall")
+METRICS = ("bertscore_f1", "bertscore_precision", "bertscore_recall", "semantic_match")
 DATASET_NAME = "realsumm-demo"
 
 
@@ -175,9 +178,13 @@ def shortest_pair(documents: Sequence[Document], system: str) -> Document:
 
 
 def run(
-    documents: Sequence[Document], bertscore: BERTScore, *, online: bool
+    documents: Sequence[Document],
+    bertscore: BERTScore,
+    semantic_match: SemanticMatch,
+    *,
+    online: bool,
 ) -> list[ExperimentScores]:
-    """One experiment per system, scored by ``bertscore``; returns their scores."""
+    """One experiment per system, scored by both metrics; returns their scores."""
     runner = ExperimentRunner(
         dataset_items(documents), DATASET_NAME, key_field="doc_id", online=online
     )
@@ -187,7 +194,7 @@ def run(
         scores = runner.run(
             system,
             lambda item, system=system: {"output": item["summaries"][system]},
-            [bertscore],
+            [bertscore, semantic_match],
             {"system": system, "metrics_model": MODEL, "bertscore": bertscore.engine.hash},
         )
         failed = sum(len(keys) for keys in scores.failed.values())
@@ -201,9 +208,18 @@ def run(
 
 
 def order_line(summary: MetricSummary) -> str:
-    ranking = " > ".join(summary.ranking)
-    verdict = "matches the human order" if summary.ranking == SYSTEMS else "differs"
-    return f"  {summary.metric:<22} {ranking}   ({verdict})"
+    """The systems as ``summary`` ranks them, whether that is the human order, and which
+    neighbouring steps of the ranking are not significant."""
+    ranking = summary.ranking
+    weak = [
+        f"{higher} vs {lower}"
+        for higher, lower in itertools.pairwise(ranking)
+        for comparison in summary.comparisons
+        if {comparison.name_a, comparison.name_b} == {higher, lower} and not comparison.significant
+    ]
+    verdict = "matches the human order" if ranking == SYSTEMS else "differs from the human order"
+    steps = f"not significant: {', '.join(weak)}" if weak else "every step significant"
+    return f"  {summary.metric:<22} {' > '.join(ranking)}   ({verdict}; {steps})"
 
 
 def write_report(
@@ -231,8 +247,8 @@ def write_report(
     report = HtmlReport("REALSumm: three summarisation systems, three Opik experiments")
     report.add_paragraph(
         f"{len(documents)} CNN/DailyMail articles, summaries of {', '.join(SYSTEMS)}, scored "
-        f"with BERTScore ({bertscore.engine.hash}); human scores: LitePyramid recall "
-        "(REALSumm, Bhandari et al., 2020, CC BY 4.0)."
+        f"with BERTScore ({bertscore.engine.hash}) and SemanticMatch; human scores: "
+        "LitePyramid recall (REALSumm, Bhandari et al., 2020, CC BY 4.0)."
     )
     report.add_heading("Means, 95% bootstrap intervals and ranks")
     report.add_table(tables["summary"])
@@ -281,14 +297,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     transformers_logging.disable_progress_bar()
     online = opik_server_configured()
     if not online:
-        # Opik reads this when it starts its client: no traces sent to nowhere.
+        # No tracing (the flag is read once and cached, so set it too), and none of the
+        # warnings of an Opik client with nowhere to send to.
         os.environ["OPIK_TRACK_DISABLE"] = "true"
+        opik.set_tracing_active(False)
         logging.getLogger("opik").setLevel(logging.ERROR)
 
     documents = load_documents()[: args.limit]
     print(
-        f"REALSumm demo: {len(documents)} articles x {len(SYSTEMS)} systems, BERTScore on "
-        f"{MODEL} (offline)."
+        f"REALSumm demo: {len(documents)} articles x {len(SYSTEMS)} systems, BERTScore and "
+        f"SemanticMatch on {MODEL} (offline)."
     )
     print(
         "Opik: logging the experiments to the configured server."
@@ -297,7 +315,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(set OPIK_URL_OVERRIDE or run `opik configure` to log them)."
     )
     bertscore = BERTScore(model=MODEL, track=online)
-    experiments = run(documents, bertscore, online=online)
+    semantic_match = SemanticMatch(model=MODEL, track=online)
+    # idf of word pieces and the paragraph baseline, from this dataset's references.
+    semantic_match.fit([document.reference for document in documents])
+    experiments = run(documents, bertscore, semantic_match, online=online)
     human = human_scores(documents)
 
     summaries = summarize(human) + summarize(experiments, METRICS)
@@ -317,7 +338,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     note = answer_match_note(documents)
     print(f"\n{note}")
 
-    plotted = {HUMAN: human, "bertscore_f1": experiments, "bertscore_recall": experiments}
+    plotted = {
+        HUMAN: human,
+        "bertscore_f1": experiments,
+        "bertscore_recall": experiments,
+        "semantic_match": experiments,
+    }
     distributions = {
         metric: {run.name: list(run.scores[metric].values()) for run in runs}
         for metric, runs in plotted.items()

@@ -1,4 +1,4 @@
-"""BLIP image captions as tracked Opik experiments, scored by BERTScore.
+"""BLIP image captions as tracked Opik experiments, scored by BERTScore and SemanticMatch.
 
 The picture of Comet's "BERTScore for LLM evaluation" post, on this package's metrics: a
 BLIP captioning task (``transformers.BlipForConditionalGeneration``, by default
@@ -6,7 +6,8 @@ BLIP captioning task (``transformers.BlipForConditionalGeneration``, by default
 ``opik.evaluate`` over an Opik dataset of (image, reference captions), once per
 generation configuration, each run an experiment with its ``experiment_config`` (model,
 beams, lengths): compare them side by side in the Opik UI. With several references per
-image, BERTScore takes the best (bert_score's rule).
+image, each metric takes the best (bert_score's rule for BERTScore; SemanticMatch, which
+reads a list as one answer in parts, scores each alternative here and keeps the best).
 
 Without an Opik server configured (``OPIK_URL_OVERRIDE``, ``OPIK_API_KEY`` or
 ``opik configure``), the same experiments run on Opik's local engine
@@ -44,11 +45,12 @@ import opik
 import requests
 import torch
 from opik import track
+from opik.evaluation.metrics import base_metric, score_result
 from PIL import Image
 from transformers import BlipForConditionalGeneration, BlipProcessor
 from transformers.utils import logging as transformers_logging
 
-from opik_semantic_metrics import BERTScore
+from opik_semantic_metrics import BERTScore, SemanticMatch
 from opik_semantic_metrics.compare.experiments import (
     ExperimentRunner,
     ExperimentScores,
@@ -62,7 +64,7 @@ from opik_semantic_metrics.report.tables import summaries_pairwise_table, summar
 
 DEFAULT_MODEL = "Salesforce/blip-image-captioning-base"
 DATASET_NAME = "blip-captions"
-METRICS = ("bertscore_f1", "bertscore_precision", "bertscore_recall")
+METRICS = ("bertscore_f1", "bertscore_precision", "bertscore_recall", "semantic_match")
 IMAGE_TIMEOUT_S = 30
 
 
@@ -115,6 +117,38 @@ EXAMPLE_ITEMS = (
         ],
     },
 )
+
+
+class BestReferenceSemanticMatch(SemanticMatch):
+    """SemanticMatch of a caption against alternative reference captions: the best counts.
+
+    SemanticMatch reads a list of strings as one answer in parts; an image's references
+    are alternatives instead, so each is scored and the highest kept (its index in
+    ``metadata["best_reference"]``), the rule BERTScore follows for several references.
+    """
+
+    def score(
+        self, output: str, reference: str | list[str], **ignored_kwargs: Any
+    ) -> score_result.ScoreResult:
+        if not isinstance(reference, list) or not reference:
+            return super().score(output, reference)  # one text, or input it rejects
+        results = self.score_batch([output] * len(reference), reference)
+        best = max(range(len(results)), key=lambda index: results[index].value)
+        metadata = {**(results[best].metadata or {}), "best_reference": best}
+        return dataclasses.replace(results[best], metadata=metadata)
+
+
+def caption_metrics(
+    items: Sequence[dict[str, Any]],
+    model: str = "all-MiniLM-L6-v2",
+    *,
+    track: bool,
+    device: str | None = None,
+) -> list[base_metric.BaseMetric]:
+    """BERTScore and SemanticMatch, the latter fitted on every reference caption of ``items``."""
+    semantic_match = BestReferenceSemanticMatch(model=model, device=device, track=track)
+    semantic_match.fit([caption for item in items for caption in item["reference"]])
+    return [BERTScore(model=model, device=device, track=track), semantic_match]
 
 
 def load_image(source: str) -> Image.Image:
@@ -183,7 +217,7 @@ def experiment_config(captioner: Captioner, config: CaptionConfig) -> dict[str, 
 def run_experiments(
     items: Sequence[dict[str, Any]],
     captioner: Captioner,
-    metrics: Sequence[opik.evaluation.metrics.base_metric.BaseMetric],
+    metrics: Sequence[base_metric.BaseMetric],
     configs: Sequence[CaptionConfig] = CONFIGS,
     *,
     online: bool | None = None,
@@ -212,12 +246,14 @@ def write_report(
 ) -> Path:
     """The comparison as an HTML report with the per-image score distributions."""
     report = HtmlReport(f"BLIP captions: {', '.join(e.name for e in experiments)}")
-    report.add_paragraph(f"Model {model}; BERTScore against the best reference caption.")
+    report.add_paragraph(
+        f"Model {model}; BERTScore and SemanticMatch against the best reference caption."
+    )
     report.add_table(summary_table(summaries), caption="Means and 95% bootstrap intervals")
     report.add_table(summaries_pairwise_table(summaries), caption="Pairwise differences")
     distributions = {
         metric: {e.name: list(e.scores[metric].values()) for e in experiments}
-        for metric in ("bertscore_f1", "bertscore_recall")
+        for metric in ("bertscore_f1", "semantic_match")
     }
     report.add_image(
         figure_png(score_distributions(distributions)), alt="caption score distributions"
@@ -229,7 +265,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default=DEFAULT_MODEL, help="BLIP hub id or directory")
     parser.add_argument("--items", default=None, help="JSON lines of image and reference")
-    parser.add_argument("--metrics-model", default="all-MiniLM-L6-v2", help="BERTScore model")
+    parser.add_argument(
+        "--metrics-model", default="all-MiniLM-L6-v2", help="model of BERTScore and SemanticMatch"
+    )
     parser.add_argument("--device", default=None, help="cpu, cuda, ...")
     parser.add_argument("--output", default="captioning-report", help="report folder")
     args = parser.parse_args(argv)
@@ -237,6 +275,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     transformers_logging.disable_progress_bar()
     online = opik_server_configured()
     if not online:
+        # No tracing (the flag is read once and cached, so set it too), and none of the
+        # warnings of an Opik client with nowhere to send to.
+        os.environ["OPIK_TRACK_DISABLE"] = "true"
         opik.set_tracing_active(False)
         logging.getLogger("opik").setLevel(logging.ERROR)
     items = (
@@ -252,8 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "Pass --model with a downloaded BLIP directory, or run with network.", file=sys.stderr
         )
         return 2
-    bertscore = BERTScore(model=args.metrics_model, device=args.device, track=online)
-    experiments = run_experiments(items, captioner, [bertscore], online=online)
+    metrics = caption_metrics(items, args.metrics_model, track=online, device=args.device)
+    experiments = run_experiments(items, captioner, metrics, online=online)
     summaries = summarize(experiments, METRICS)
     print(summary_table(summaries).to_text())
     print()

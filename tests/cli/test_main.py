@@ -39,7 +39,7 @@ def test_help_lists_every_subcommand(capsys):
         main(["--help"])
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
-    for command in ("bert-score", "compare", "heatmap"):
+    for command in ("bert-score", "comet-score", "compare", "heatmap"):
         assert command in out
 
 

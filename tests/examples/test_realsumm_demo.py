@@ -19,6 +19,7 @@ from PIL import Image
 from scipy.spatial import cKDTree
 
 from chromium import SKIP_REASON, find_chromium, screenshot
+from opik_semantic_metrics import SemanticMatch
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.report.plots import MATCH_COLOR, SYSTEM_COLORS
 
@@ -78,7 +79,11 @@ def test_printed_means_are_the_human_and_bertscore_means(run):
     rows = [row for row in _raw_rows() if row["doc_id"] in first_ids]
     human = _table_rows(printed, "litepyramid_recall")
     bertscore = _table_rows(printed, "bertscore_f1")
+    semantic = _table_rows(printed, "semantic_match")
     engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
+    semantic_match = SemanticMatch(device="cpu", track=False)
+    # One reference per article, as the demo fits it (each row repeats its article's).
+    semantic_match.fit(list(dict.fromkeys(demo.clean(row["reference"]) for row in rows)))
     for system in demo.SYSTEMS:
         mine = [row for row in rows if row["system"] == system]
         expected_human = np.mean([row["litepyramid_recall"] for row in mine])
@@ -90,6 +95,14 @@ def test_printed_means_are_the_human_and_bertscore_means(run):
         assert bertscore[system] == (
             ARTICLES,
             pytest.approx(np.mean([r.f1 for r in results]), abs=5e-5),
+        )
+        semantic_results = semantic_match.score_batch(
+            [demo.clean(row["summary"]) for row in mine],
+            [demo.clean(row["reference"]) for row in mine],
+        )
+        assert semantic[system] == (
+            ARTICLES,
+            pytest.approx(np.mean([r.value for r in semantic_results]), abs=5e-5),
         )
 
 

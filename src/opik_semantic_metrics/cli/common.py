@@ -67,14 +67,14 @@ def read_aligned(paths: Sequence[str | Path]) -> list[list[str]]:
 def chunks(count: int, size: int, *, progress: bool | None, unit: str) -> Iterator[slice]:
     """Slices of ``range(count)`` of ``size`` items, with a progress bar on stderr.
 
-    ``progress`` None shows the bar only when stderr is a terminal.
+    ``progress`` None shows the bar only when stderr is a terminal. The finished bar
+    stays, so the last line on stderr says how many items were done and how fast.
     """
     with tqdm(
         total=count,
         unit=unit,
         disable=None if progress is None else not progress,
         file=sys.stderr,
-        leave=False,
     ) as bar:
         for start in range(0, count, size):
             stop = min(start + size, count)
@@ -82,7 +82,9 @@ def chunks(count: int, size: int, *, progress: bool | None, unit: str) -> Iterat
             bar.update(stop - start)
 
 
-def add_model_options(parser: argparse.ArgumentParser, *, default_model: str | None) -> None:
+def add_model_options(
+    parser: argparse.ArgumentParser, *, default_model: str | None, default_batch_size: int = 64
+) -> None:
     """``--model``, ``--device``, ``--batch-size`` and ``--progress``."""
     parser.add_argument(
         "-m",
@@ -95,7 +97,11 @@ def add_model_options(parser: argparse.ArgumentParser, *, default_model: str | N
         "--device", default=None, help="cpu, cuda, cuda:1, ...; default: CUDA when available"
     )
     parser.add_argument(
-        "-b", "--batch-size", type=int, default=64, help="texts per forward pass (default 64)"
+        "-b",
+        "--batch-size",
+        type=int,
+        default=default_batch_size,
+        help=f"texts per forward pass (default {default_batch_size})",
     )
     parser.add_argument(
         "--progress",

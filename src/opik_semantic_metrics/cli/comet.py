@@ -1,0 +1,92 @@
+"""``comet-score``: COMET scores of a translation file, as unbabel-comet's ``comet-score``.
+
+Sources (``-s``), translations (``-t``) and references (``-r``, left out for
+reference-free models) are aligned files, one segment a line; the options follow
+``comet-score`` (``--model``, ``--batch-size``). The scores equal unbabel-comet 2.2.7's
+(see :mod:`opik_semantic_metrics.comet.engine`), computed without it. One translation
+file a run: run once per system and ``compare`` the two ``--json`` files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from typing import Any
+
+from opik_semantic_metrics.cli.common import CliError, add_model_options, chunks, read_aligned
+from opik_semantic_metrics.comet.checkpoint import DEFAULT_MODEL
+from opik_semantic_metrics.comet.engine import CometEngine, CometResult
+from opik_semantic_metrics.report.tables import Table
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "comet-score",
+        help="COMET scores of translation lines",
+        description="COMET score of each translation line given the same line of the "
+        "source (and reference) file, and the system score (their mean).",
+    )
+    parser.add_argument("-s", "--sources", required=True, help="source file, one a line")
+    parser.add_argument("-t", "--translations", required=True, help="translation file")
+    parser.add_argument("-r", "--references", default=None, help="reference file")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_model_options(parser, default_model=DEFAULT_MODEL, default_batch_size=16)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = [args.sources, args.translations] + ([args.references] if args.references else [])
+    sources, translations, *rest = read_aligned(paths)
+    references = rest[0] if rest else None
+    try:
+        engine = CometEngine(args.model, device=args.device, batch_size=args.batch_size)
+    except ValueError as error:
+        raise CliError(str(error)) from error
+    results: list[CometResult] = []
+    for part in chunks(len(sources), 4 * args.batch_size, progress=args.progress, unit="line"):
+        results.extend(
+            engine.score(
+                sources[part], translations[part], references[part] if references else None
+            )
+        )
+    mean = sum(result.score for result in results) / len(results)
+    if args.json:
+        print(json.dumps(_as_json(args, engine, results, mean), indent=2))
+    else:
+        rows = tuple((str(line), f"{r.score:.6f}") for line, r in enumerate(results, start=1))
+        print(Table(("line", "score"), rows).to_text())
+        print(f"{engine.model_name} ({engine.class_identifier}) score: {mean:.6f}")
+    return 0
+
+
+def _as_json(
+    args: argparse.Namespace, engine: CometEngine, results: list[CometResult], mean: float
+) -> dict[str, Any]:
+    return {
+        "metric": "comet",
+        "model": engine.model_name,
+        "revision": engine.revision,
+        "class": engine.class_identifier,
+        "sources": args.sources,
+        "translations": args.translations,
+        "references": args.references,
+        "mean": {"score": mean},
+        "scores": [
+            {
+                "line": line,
+                "score": result.score,
+                "used_reference": result.used_reference,
+                "truncated": list(result.truncated),
+                **(
+                    {"partial_scores": dict(result.partial_scores)} if result.partial_scores else {}
+                ),
+                **(
+                    {"error_spans": [dataclasses.asdict(span) for span in result.error_spans]}
+                    if result.error_spans is not None
+                    else {}
+                ),
+            }
+            for line, result in enumerate(results, start=1)
+        ],
+    }
