@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
 from bert_score import score as bert_score_score
+from cli_files import write_text_files
 
 from opik_semantic_metrics.cli.main import main
 
 MINILM = ["-m", "all-MiniLM-L6-v2", "--device", "cpu"]
+
+
+@pytest.fixture(scope="module")
+def text_files(tmp_path_factory, stsb_pairs) -> dict[str, Path]:
+    return write_text_files(tmp_path_factory.mktemp("cli"), stsb_pairs)
 
 
 def _json_run(capsys, *arguments: str) -> dict:

@@ -5,13 +5,20 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from pathlib import Path
 
 import pytest
+from cli_files import write_text_files
 
 from opik_semantic_metrics.cli.main import main
 from opik_semantic_metrics.compare.stats import bootstrap_interval, compare_systems
 
 MINILM = ["-m", "all-MiniLM-L6-v2", "--device", "cpu"]
+
+
+@pytest.fixture(scope="module")
+def text_files(tmp_path_factory, stsb_pairs) -> dict[str, Path]:
+    return write_text_files(tmp_path_factory.mktemp("cli"), stsb_pairs)
 
 
 @pytest.fixture(scope="module")

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
+from cli_files import write_text_files
 from PIL import Image
 
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.cli.main import main
 
 MINILM = ["-m", "all-MiniLM-L6-v2", "--device", "cpu"]
+
+
+@pytest.fixture(scope="module")
+def text_files(tmp_path_factory, stsb_pairs) -> dict[str, Path]:
+    return write_text_files(tmp_path_factory.mktemp("cli"), stsb_pairs)
 
 
 @pytest.fixture(scope="module")

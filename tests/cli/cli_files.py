@@ -1,10 +1,12 @@
-"""Small aligned text files for the CLI tests, from the STS Benchmark fixture."""
+"""Small aligned text files for the CLI tests, from the STS Benchmark fixture.
+
+A helper module, not a ``conftest.py``: the suite collects doctests from every module, and
+a second ``conftest`` module name would clash with ``tests/conftest.py``.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
 
 
 def write_lines(path: Path, lines: list[str]) -> Path:
@@ -12,10 +14,8 @@ def write_lines(path: Path, lines: list[str]) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def text_files(tmp_path_factory, stsb_pairs) -> dict[str, Path]:
-    """12 candidates with two aligned reference files, and the texts themselves."""
-    folder = tmp_path_factory.mktemp("cli")
+def write_text_files(folder: Path, stsb_pairs: list[tuple[str, str, float]]) -> dict[str, Path]:
+    """12 candidates with two aligned reference files, and a 5-line file."""
     candidates = [first for first, _, _ in stsb_pairs[:12]]
     references_1 = [second for _, second, _ in stsb_pairs[:12]]
     references_2 = [second for _, second, _ in stsb_pairs[100:112]]
