@@ -254,7 +254,7 @@ def main() -> None:
     references, system_a, _system_b = workload(args.pairs)
     runs: dict[str, list[dict[str, float]]] = {case: [] for case in "abcdf"}
     for round_index in range(args.rounds):
-        for case in "acdf" + ("b" if round_index == 0 else ""):
+        for case in "abcdf":
             runs[case].append(_spawn(case, args))
             print(f"round {round_index + 1}: ({case}) done", file=sys.stderr)
 

@@ -9,13 +9,14 @@ MiniLM and on the tiny models stored beside them.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
 
-from conftest import FIXTURES
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ORACLE = json.loads((FIXTURES / "bertscore_transformers4" / "oracle.json").read_text("utf-8"))
 CANDIDATES = [candidate for candidate, _reference in ORACLE["score_pairs"]]
 REFERENCES = [reference for _candidate, reference in ORACLE["score_pairs"]]

@@ -11,14 +11,15 @@ with and without a tokenizer-side prefix space, GPT-2-style, and WordPiece.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from bert_score.utils import get_tokenizer, sent_encode
 
-from conftest import FIXTURES
 from opik_semantic_metrics.bertscore.tokenize import TextEncoder, needs_prefix_space
 from opik_semantic_metrics.models.loading import load_encoder
 
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ORACLE = json.loads((FIXTURES / "bertscore_transformers4" / "oracle.json").read_text("utf-8"))
 FAMILIES = sorted(ORACLE["ids"])
 

@@ -412,14 +412,6 @@ class SemanticMatchEngine:
                 cut[i] = len(ids) > self.max_length
         return cut
 
-    def _isolated_vectors(self, piece_ids: Sequence[int]) -> torch.Tensor:
-        """``(pieces, width)`` vectors of pieces each encoded on its own (cached by id)."""
-        if not piece_ids:
-            return torch.empty(0, 0, device=self.encoder.device)
-        namespace = (self.encoder.cache_key, "semantic-match-isolated-piece")
-        keys = [str(piece_id) for piece_id in piece_ids]
-        return torch.stack(self.cache.get_or_compute(namespace, keys, self._encode_pieces))
-
     def _encode_pieces(self, keys: list[str]) -> list[torch.Tensor]:
         before, after = self._frame
         vectors: list[torch.Tensor] = []
@@ -431,17 +423,33 @@ class SemanticMatchEngine:
             vectors.extend(embeddings[row].clone() for row in range(len(batch)))
         return vectors
 
-    def _pieces(self, encoding: TextEncoding, idf: SmoothedIdf) -> WeightedPieces:
+    def _weighted_pieces(
+        self, encodings: Sequence[TextEncoding], idf: SmoothedIdf
+    ) -> list[WeightedPieces]:
+        """The word level's input for each encoded (cleaned) text.
+
+        Isolated vectors depend on the piece only: those of all the texts are looked up
+        (and the missing ones computed) in one call, cached by piece id.
+        """
+        by_id: dict[int, torch.Tensor] = {}
         if self.token_vectors == "isolated":
-            vectors = self._isolated_vectors(encoding.piece_ids)
-        else:
-            vectors = encoding.piece_vectors
-        weights = torch.tensor(
-            [idf.weight(piece_id) for piece_id in encoding.piece_ids],
-            dtype=torch.float32,
-            device=vectors.device,
-        )
-        return WeightedPieces(vectors=vectors, weights=weights)
+            namespace = (self.encoder.cache_key, "semantic-match-isolated-piece")
+            ids = list(dict.fromkeys(i for encoding in encodings for i in encoding.piece_ids))
+            found = self.cache.get_or_compute(namespace, [str(i) for i in ids], self._encode_pieces)
+            by_id.update(zip(ids, found, strict=True))
+        weighted = []
+        for encoding in encodings:
+            if self.token_vectors == "isolated" and encoding.piece_ids:
+                vectors = torch.stack([by_id[piece_id] for piece_id in encoding.piece_ids])
+            else:
+                vectors = encoding.piece_vectors
+            weights = torch.tensor(
+                [idf.weight(piece_id) for piece_id in encoding.piece_ids],
+                dtype=torch.float32,
+                device=vectors.device,
+            )
+            weighted.append(WeightedPieces(vectors=vectors, weights=weights))
+        return weighted
 
     # -- fitting -----------------------------------------------------------------------
 
@@ -578,11 +586,11 @@ class SemanticMatchEngine:
         ]
         unique = list(dict.fromkeys(needed))
         encoded = dict(zip(unique, self.encode(unique), strict=True))
-        pieces = {
-            text: self._pieces(encoded[text], state.idf)
-            for i in scored
-            for text in (clean_outputs[i], clean_references[i])
-        }
+        cleaned = list(
+            dict.fromkeys(text for i in scored for text in (clean_outputs[i], clean_references[i]))
+        )
+        weighted = self._weighted_pieces([encoded[text] for text in cleaned], state.idf)
+        pieces = dict(zip(cleaned, weighted, strict=True))
         words = word_level(
             [(pieces[clean_outputs[i]], pieces[clean_references[i]]) for i in scored],
             self.batch_size,
