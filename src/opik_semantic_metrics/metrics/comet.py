@@ -31,12 +31,12 @@ from typing import Any
 
 import torch
 from opik.evaluation.metrics import base_metric, score_result
-from opik.exceptions import MetricComputationError
 
 from opik_semantic_metrics.comet.checkpoint import DEFAULT_MODEL
 from opik_semantic_metrics.comet.engine import FAITHFUL_TO_COMET, CometEngine, CometResult
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.metrics.corpus import system_score_function
+from opik_semantic_metrics.metrics.failure import metric_failure
 
 
 class COMET(base_metric.BaseMetric):
@@ -104,7 +104,7 @@ class COMET(base_metric.BaseMetric):
         try:
             result = self.engine.score_one(input, output, reference)
         except InputError as error:
-            raise MetricComputationError(f"{type(self).__name__}: {error}") from error
+            raise metric_failure(f"{type(self).__name__}: {error}") from error
         return self._score_result(result)
 
     def score_batch(
@@ -117,7 +117,7 @@ class COMET(base_metric.BaseMetric):
         try:
             results = self.engine.score(inputs, outputs, references)
         except InputError as error:
-            raise MetricComputationError(f"{type(self).__name__}: {error}") from error
+            raise metric_failure(f"{type(self).__name__}: {error}") from error
         return [self._score_result(result) for result in results]
 
     def experiment_scoring_functions(
