@@ -94,3 +94,12 @@ def test_remote_code_is_refused_unless_asked(tmp_path, minilm_path):
     # Without trust_remote_code the repository's code is ignored: the built-in class loads.
     encoder = load_encoder(str(model_dir), device="cpu")
     assert type(encoder.model).__name__ == "BertModel"
+
+
+def test_an_unknown_model_outside_bert_scores_table_is_a_named_error():
+    """The layer count is read from the configuration: a missing one is not a raw OSError."""
+    from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+
+    missing = "no-such-org/no-such-model-anywhere"
+    with pytest.raises(ModelUnavailableError, match="no-such-model-anywhere"):
+        BERTScoreEngine(missing, device="cpu")

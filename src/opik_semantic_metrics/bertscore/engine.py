@@ -32,8 +32,7 @@ from opik_semantic_metrics.bertscore.tokenize import EncodedText, TextEncoder
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.models.loading import (
     LoadedEncoder,
-    count_layers,
-    load_config,
+    count_model_layers,
     load_encoder,
     resolve_model_source,
 )
@@ -203,7 +202,7 @@ class BERTScoreEngine:
         if num_layers is None:
             num_layers = bertscore_layer(model)
         if num_layers is None:
-            num_layers = count_layers(load_config(source.location, trust_remote_code))
+            num_layers = count_model_layers(source, trust_remote_code)
         self.model_name = source.name
         self.num_layers = num_layers
         self.lang = lang

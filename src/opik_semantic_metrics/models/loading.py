@@ -185,6 +185,20 @@ def load_config(location: str, trust_remote_code: bool = False) -> Any:
     return AutoConfig.from_pretrained(location, trust_remote_code=trust_remote_code)
 
 
+def count_model_layers(source: ModelSource, trust_remote_code: bool = False) -> int:
+    """Number of layers of a model, read from its configuration.
+
+    Raises:
+        ModelUnavailableError: The configuration cannot be had (not local, not cached,
+            not downloadable).
+    """
+    try:
+        config = load_config(source.location, trust_remote_code)
+    except (OSError, ValueError) as error:
+        raise _unavailable(source, error) from error
+    return count_layers(config)
+
+
 def count_layers(config: Any) -> int:
     """Number of transformer layers in a model configuration."""
     for attribute in ("num_hidden_layers", "n_layers", "num_layers", "n_layer"):
@@ -326,11 +340,7 @@ def load_encoder(
     source = resolve_model_source(model)
     torch_device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, torch_device)
-    try:
-        config = load_config(source.location, trust_remote_code)
-    except (OSError, ValueError) as error:
-        raise _unavailable(source, error) from error
-    num_layers = count_layers(config)
+    num_layers = count_model_layers(source, trust_remote_code)
     if layer is None:
         layer = num_layers
     if not 0 <= layer <= num_layers:
