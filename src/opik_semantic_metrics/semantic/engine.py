@@ -17,8 +17,9 @@ reference shared by many items, metrics or experiments is encoded once.
 word piece is made. ``"contextual"`` (the default) takes the last-layer state of the
 piece in one pass over the cleaned text; ``"isolated"`` encodes each piece on its own,
 framed by the special tokens and pooled like a sentence (what encoding a one-word text
-gives), independent of its neighbours. On STS-B the contextual vectors rank pairs much
-better (see the README); both are available.
+gives), independent of its neighbours. On STS-B the contextual word level ranks pairs
+much better (Spearman x100 84.89 against 80.19 on dev) and the combined scores are level
+(see the README); both are available.
 
 **Fitting** (:meth:`SemanticMatchEngine.fit`) on a corpus of references computes the
 smoothed idf of every word piece and the paragraph baseline: the mean raw-text cosine of
@@ -396,7 +397,7 @@ class SemanticMatchEngine:
                 encodings[index] = TextEncoding(
                     sentence=sentences[row].clone(),
                     piece_ids=tuple(ids[i] for i in keep),
-                    piece_vectors=vectors[row, keep].clone(),
+                    piece_vectors=vectors[row, keep],  # indexing by a list copies
                     truncated=full[row],
                 )
         return encodings  # type: ignore[return-value]
