@@ -1,7 +1,7 @@
 """How well SemanticMatch and each of its levels rank STS-B sentence pairs like people do.
 
 Prints Spearman and Pearson correlations (x100) with the human scores of the STS
-Benchmark dev split (Cer et al., 2017; ``benchmarks/data/stsb``, see its SOURCE.md) for:
+Benchmark dev split (Cer et al., 2017) for:
 plain cosine of the model's sentence embeddings (the published all-MiniLM-L6-v2 figure
 is 86.72 Spearman x100), the word level with contextual and with isolated word-piece
 vectors, the sentence and paragraph levels, and the combined score with the default
@@ -34,7 +34,12 @@ from scipy.stats import pearsonr, spearmanr
 from opik_semantic_metrics.semantic.combine import SEED_WEIGHTS, Combination
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine, SemanticMatchResult
 
-DEV = Path(__file__).parent / "data" / "stsb" / "sts-dev.csv"
+#: STS-B is not shipped with the project: part of its text (the MSRpar and MSRvid
+#: sentences) is under Microsoft's research licence, which does not allow redistribution.
+#: The default is the copy in the team's shared folder beside the checkout; elsewhere,
+#: download the original release (ixa2.si.ehu.eus/stswiki, "STS Benchmark") and pass
+#: ``--data PATH/sts-dev.csv``.
+DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "stsb" / "sts-dev.csv"
 PUBLISHED_SPEARMAN = 86.72
 
 
@@ -83,6 +88,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="first N pairs only")
     parser.add_argument("--grid", action="store_true", help="Spearman of every weight triple")
     args = parser.parse_args()
+    if not args.data.is_file():
+        parser.error(f"no STS-B file at {args.data}: pass --data PATH/sts-dev.csv (see DEV)")
     pairs = read_stsb(args.data, args.limit)
     gold = pairs.gold
 
