@@ -28,6 +28,7 @@ from tokenizers import Tokenizer
 
 from opik_semantic_metrics.errors import ModelUnavailableError
 from opik_semantic_metrics.models.loading import ModelSource, _unavailable
+from opik_semantic_metrics.models.packed_linear import pack_linear_layers
 
 logger = logging.getLogger(__name__)
 
@@ -297,10 +298,12 @@ def load_comet_encoder(
         logger.debug("Ignoring unused encoder entries of the checkpoint: %s", unexpected)
     max_positions = config.max_position_embeddings - 2
     tokenizer = CometTokenizer(tokenizer_directory, max_positions - 2, family.special_tokens)
+    model = model.to(device=device, dtype=torch.float32).eval()
+    pack_linear_layers(model)
     return CometEncoder(
         family=family,
         tokenizer=tokenizer,
-        model=model.to(device=device, dtype=torch.float32).eval(),
+        model=model,
         max_positions=max_positions,
         num_hidden_states=config.num_hidden_layers + 1,
     )

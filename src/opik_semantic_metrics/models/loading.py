@@ -31,6 +31,7 @@ import torch
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedTokenizerBase
 
 from opik_semantic_metrics.errors import ModelUnavailableError
+from opik_semantic_metrics.models.packed_linear import pack_linear_layers
 from opik_semantic_metrics.models.registry import MINILM_HUB_ID, PACKAGED_MODEL_ALIASES
 
 #: Tokenizers without a real limit report this sentinel (transformers' VERY_LARGE_INTEGER).
@@ -257,8 +258,11 @@ class LoadedEncoder:
         device: Where the model lives.
         dtype: Floating-point type of the weights.
         tokenizer: The model's tokenizer.
-        model: The model, in eval mode, truncated above ``layer`` where its layer stack is known.
+        model: The model, in eval mode, truncated above ``layer`` where its layer stack is
+            known; on x86-64 CPUs its linear layers are packed for oneDNN (see
+            ``packed_linear.py``).
         max_length: Token limit, special tokens included.
+        packed_linear_layers: How many linear layers were packed (0 off the CPU).
     """
 
     name: str
@@ -272,6 +276,7 @@ class LoadedEncoder:
     max_length: int
     use_fast_tokenizer: bool
     truncated_model: bool
+    packed_linear_layers: int
     # Fast tokenizers keep truncation settings in shared Rust state that may not be
     # changed from two threads at once ("Already borrowed"); calls are serialised.
     tokenizer_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -382,6 +387,7 @@ def _load(
         model = model.encoder
     truncated = _keep_layers(model, layer)
     model = model.to(device=device, dtype=dtype).eval()
+    packed = pack_linear_layers(model)
     max_length = tokenizer.model_max_length
     if max_length is None or max_length > _UNBOUNDED_LENGTH:
         max_length = FALLBACK_MAX_LENGTH
@@ -397,4 +403,5 @@ def _load(
         max_length=int(max_length),
         use_fast_tokenizer=use_fast_tokenizer,
         truncated_model=truncated,
+        packed_linear_layers=packed,
     )

@@ -1,0 +1,119 @@
+"""Linear layers with weights packed once for oneDNN, for inference on x86-64 CPUs.
+
+An encoder spends almost all its CPU time in the matrix multiplications of its linear
+layers. PyTorch's CPU builds run ``nn.Linear`` through MKL's sgemm, which repacks the
+weight matrix on every call and, on AMD processors, takes its AVX2 code path. oneDNN
+(shipped inside PyTorch as ``torch.ops.mkldnn``) can pack a weight once into the layout its
+AVX-512/AVX2 kernels read, and PyTorch's own compiler (inductor) uses exactly these two
+operators for CPU inference: ``_reorder_linear_weight`` (pack once) and
+``_linear_pointwise`` (multiply by the packed weight, add the bias).
+
+Measured on the 2-core AMD EPYC (Zen 4) machine of ``benchmarks/bertscore_throughput.py``:
+the same MiniLM forward passes take 15% less time, and a 1024x384 by 384x1536 product runs
+at 197 instead of 140 GFLOP/s. The result is the same product with another summation
+order: hidden states differ from ``nn.Linear``'s by float32 rounding (below 1e-5
+absolute on MiniLM's layer 6, whose values reach about 10), and BERTScores stay equal to
+bert_score's within the 1e-5 our oracle tests require.
+
+Packing is used only where it is known to hold: a CPU model, float32 or bfloat16 weights,
+an x86-64 processor, PyTorch built with oneDNN and both operators present, and a probe
+product equal to ``torch.nn.functional.linear``'s. Anywhere else the model is left as it
+was. Only plain ``nn.Linear`` modules are replaced (not subclasses, which may do more).
+"""
+
+from __future__ import annotations
+
+import functools
+import platform
+
+import torch
+
+_X86_64 = {"x86_64", "amd64"}
+
+
+class PackedLinear(torch.nn.Module):
+    """An inference-only ``nn.Linear`` whose weight is packed once for oneDNN.
+
+    Args:
+        linear: The layer to replace; its weight and bias are read, not kept.
+
+    Example:
+        >>> layer = torch.nn.Linear(8, 4)
+        >>> x = torch.randn(2, 3, 8)
+        >>> packed = PackedLinear(layer) if packing_supported(torch.float32) else layer
+        >>> torch.allclose(packed(x), layer(x), atol=1e-6)
+        True
+    """
+
+    def __init__(self, linear: torch.nn.Linear) -> None:
+        super().__init__()
+        self.in_features = linear.in_features
+        self.out_features = linear.out_features
+        weight = linear.weight.detach()
+        self.packed_weight = torch.ops.mkldnn._reorder_linear_weight(weight, None)
+        self.bias = None if linear.bias is None else linear.bias.detach().to(weight.dtype)
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        """``inputs @ weight.T + bias`` over the last dimension; any leading dimensions."""
+        rows = inputs.reshape(-1, self.in_features)
+        if not rows.is_contiguous():
+            rows = rows.contiguous()
+        output = torch.ops.mkldnn._linear_pointwise(
+            rows, self.packed_weight, self.bias, "none", [], ""
+        )
+        return output.reshape(*inputs.shape[:-1], self.out_features)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, packed=oneDNN"
+
+
+@functools.cache
+def packing_supported(dtype: torch.dtype) -> bool:
+    """Whether :class:`PackedLinear` runs here, for CPU weights of ``dtype``, and is exact.
+
+    Checked once per type: the processor, the operators, and a probe product against
+    ``torch.nn.functional.linear``.
+    """
+    if platform.machine().lower() not in _X86_64 or dtype not in (torch.float32, torch.bfloat16):
+        return False
+    operators = torch.ops.mkldnn
+    if not torch.backends.mkldnn.is_available() or not all(
+        hasattr(operators, name) for name in ("_reorder_linear_weight", "_linear_pointwise")
+    ):
+        return False
+    if dtype == torch.bfloat16 and not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        return False
+    generator = torch.Generator().manual_seed(0)
+    probe = torch.nn.Linear(48, 40).to(dtype)
+    with torch.no_grad():
+        probe.weight.copy_(torch.randn(40, 48, generator=generator))
+        probe.bias.copy_(torch.randn(40, generator=generator))
+    inputs = torch.randn(2, 5, 48, generator=generator).to(dtype)
+    try:
+        with torch.inference_mode():
+            packed = PackedLinear(probe)(inputs)
+            expected = probe(inputs)
+    except RuntimeError:
+        return False
+    tolerance = 1e-4 if dtype == torch.float32 else 5e-2
+    return torch.allclose(packed.float(), expected.float(), rtol=tolerance, atol=tolerance)
+
+
+def pack_linear_layers(model: torch.nn.Module) -> int:
+    """Replace, in place, every plain ``nn.Linear`` of a CPU inference model by a
+    :class:`PackedLinear`, where :func:`packing_supported`; returns how many were replaced.
+
+    The model must not be trained or moved to another device afterwards.
+    """
+    parameter = next(model.parameters(), None)
+    if parameter is None or parameter.device.type != "cpu":
+        return 0
+    if not packing_supported(parameter.dtype):
+        return 0
+    replaced = 0
+    for module in list(model.modules()):
+        for name, child in list(module.named_children()):
+            if type(child) is torch.nn.Linear and child.weight.dtype == parameter.dtype:
+                setattr(module, name, PackedLinear(child))
+                replaced += 1
+    return replaced

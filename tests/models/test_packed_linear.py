@@ -1,0 +1,81 @@
+"""oneDNN-packed linear layers: the same products as ``nn.Linear``, in real models."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from transformers import AutoModel
+
+from opik_semantic_metrics.models.loading import load_encoder
+from opik_semantic_metrics.models.packed_linear import (
+    PackedLinear,
+    pack_linear_layers,
+    packing_supported,
+)
+
+needs_packing = pytest.mark.skipif(
+    not packing_supported(torch.float32), reason="oneDNN packing is not available here"
+)
+
+
+@needs_packing
+@pytest.mark.parametrize("shape", [(7, 48), (3, 11, 48), (2, 2, 5, 48)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_packed_linear_equals_nn_linear(shape, bias):
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(48, 96, bias=bias)
+    inputs = torch.randn(*shape)
+    with torch.inference_mode():
+        expected = linear(inputs)
+        got = PackedLinear(linear)(inputs)
+    assert got.shape == expected.shape
+    assert torch.allclose(got, expected, atol=1e-5, rtol=1e-5)
+
+
+@needs_packing
+def test_packed_linear_reads_non_contiguous_inputs():
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(16, 8)
+    inputs = torch.randn(16, 10).T  # (10, 16), not contiguous
+    with torch.inference_mode():
+        assert torch.allclose(PackedLinear(linear)(inputs), linear(inputs), atol=1e-5)
+
+
+@needs_packing
+def test_packing_a_bert_keeps_its_hidden_states(minilm_path):
+    model = AutoModel.from_pretrained(minilm_path).eval()
+    packed = copy.deepcopy(model)
+    linear_layers = sum(type(module) is torch.nn.Linear for module in model.modules())
+    assert pack_linear_layers(packed) == linear_layers == 6 * 6 + 1  # 6 a layer, and the pooler
+    assert not any(type(module) is torch.nn.Linear for module in packed.modules())
+    ids = torch.tensor([[101, 1037, 4937, 7719, 2006, 1996, 13523, 1012, 102, 0, 0]] * 2)
+    mask = (ids != 0).long()
+    with torch.inference_mode():
+        expected = model(input_ids=ids, attention_mask=mask).last_hidden_state
+        got = packed(input_ids=ids, attention_mask=mask).last_hidden_state
+    assert torch.allclose(got, expected, atol=2e-5)
+
+
+@needs_packing
+def test_subclasses_of_linear_are_left_alone():
+    class Scaled(torch.nn.Linear):
+        def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+            return 2 * super().forward(inputs)
+
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), Scaled(4, 4))
+    assert pack_linear_layers(model) == 1
+    assert isinstance(model[0], PackedLinear) and type(model[1]) is Scaled
+
+
+def test_nothing_to_pack_without_parameters_or_off_the_cpu():
+    assert pack_linear_layers(torch.nn.Sequential(torch.nn.ReLU())) == 0
+    assert not packing_supported(torch.float16)
+
+
+@needs_packing
+def test_the_loader_packs_cpu_models():
+    encoder = load_encoder("all-MiniLM-L6-v2", device="cpu")
+    # The loader keeps layers 1-6 and the pooler: 37 linear layers.
+    assert encoder.packed_linear_layers == 37
