@@ -74,6 +74,28 @@ def test_repeated_references_are_encoded_once_across_engines(pairs):
     assert cache.hits == len(set(references[:40]))
 
 
+def test_a_micro_batch_is_one_forward_pass_cold_or_warm(pairs, monkeypatch):
+    """New references and outputs are encoded together, so an 8-item micro-batch makes
+    one forward pass of 16 texts, not two of 8; with the references cached, one of 8."""
+    candidates, references = pairs
+    engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache())
+    expected = _table(engine.score(candidates[:8], references[:8]))
+    engine.cache.clear()
+    batch_sizes: list[int] = []
+    real_forward = LoadedEncoder.hidden_states
+
+    def counted(self, input_ids, attention_mask):
+        batch_sizes.append(input_ids.shape[0])
+        return real_forward(self, input_ids, attention_mask)
+
+    monkeypatch.setattr(LoadedEncoder, "hidden_states", counted)
+    cold = _table(engine.score(candidates[:8], references[:8]))
+    warm = _table(engine.score(candidates[:8], references[:8]))
+    assert batch_sizes == [16, 8]
+    assert (cold - expected).abs().max().item() <= TOLERANCE
+    assert (warm - expected).abs().max().item() <= TOLERANCE
+
+
 def test_out_of_memory_halves_the_batch_and_keeps_the_scores(pairs, monkeypatch):
     candidates, references = pairs
     expected = _table(

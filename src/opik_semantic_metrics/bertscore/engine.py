@@ -315,20 +315,37 @@ class BERTScoreEngine:
 
     # -- embeddings --------------------------------------------------------------------
 
-    def _embed(self, texts: Sequence[str], *, cached: bool = False) -> dict[str, _TextEmbedding]:
-        """Token ids, embeddings and weights of the distinct texts.
+    def _embed(
+        self, texts: Sequence[str], *, cached: Sequence[str] = ()
+    ) -> dict[str, _TextEmbedding]:
+        """Token ids, embeddings and weights of the distinct ``texts`` and ``cached`` texts.
 
-        With ``cached``, ids and embeddings come from the process-wide cache, keyed on the
-        exact text and everything the embeddings depend on, so a reference is encoded
-        once per process whatever metric, item or experiment asks for it. Weights depend
-        on the engine's idf table and are looked up afresh.
+        Ids and embeddings of ``cached`` texts come from the process-wide cache, keyed on
+        the exact text and everything the embeddings depend on, so a reference is encoded
+        once per process whatever metric, item or experiment asks for it. The cache's
+        misses and ``texts`` are encoded together, in one list of forward passes, so that
+        a micro-batch of a few items still makes batches as large as it can. Weights
+        depend on the engine's idf table and are looked up afresh.
         """
-        unique = list(dict.fromkeys(texts))
-        if cached:
+        from_cache = list(dict.fromkeys(cached))
+        cached_set = set(from_cache)
+        fresh = [text for text in dict.fromkeys(texts) if text not in cached_set]
+        fresh_values: list[tuple[EncodedText, torch.Tensor]] = []
+
+        def encode_with_fresh(missing: list[str]) -> list[tuple[EncodedText, torch.Tensor]]:
+            values = self._encode_and_embed(missing + fresh)
+            fresh_values.extend(values[len(missing) :])
+            return values[: len(missing)]
+
+        if from_cache:
             namespace = (self.encoder.cache_key, "bertscore-token-embeddings")
-            computed = self.cache.get_or_compute(namespace, unique, self._encode_and_embed)
+            cached_values = self.cache.get_or_compute(namespace, from_cache, encode_with_fresh)
         else:
-            computed = self._encode_and_embed(unique)
+            cached_values = []
+        if fresh and not fresh_values:  # every cached text was a hit
+            fresh_values = self._encode_and_embed(fresh)
+        unique = from_cache + fresh
+        computed = cached_values + fresh_values
         weights = self._weights([encoded for encoded, _embeddings in computed])
         return {
             text: _TextEmbedding(encoded=encoded, embeddings=embeddings, weights=text_weights)
@@ -423,10 +440,7 @@ class BERTScoreEngine:
         ]
         # References repeat across items and experiments, outputs hardly ever: only the
         # references are cached, which halves the cache's memory for the same reuse.
-        embedded = self._embed([reference for _, reference in pairs], cached=True)
-        embedded |= self._embed(
-            [candidate for candidate in candidates if candidate not in embedded]
-        )
+        embedded = self._embed(candidates, cached=[reference for _, reference in pairs])
         scores, matches = self._match_pairs(pairs, embedded)
         if self.baseline is not None:
             scores = (scores - self.baseline.as_tensor()) / (1 - self.baseline.as_tensor())
