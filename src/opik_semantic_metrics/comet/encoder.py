@@ -28,7 +28,6 @@ from tokenizers import Tokenizer
 
 from opik_semantic_metrics.errors import ModelUnavailableError
 from opik_semantic_metrics.models.loading import ModelSource, _unavailable
-from opik_semantic_metrics.models.packed_linear import pack_linear_layers
 
 logger = logging.getLogger(__name__)
 
@@ -298,12 +297,10 @@ def load_comet_encoder(
         logger.debug("Ignoring unused encoder entries of the checkpoint: %s", unexpected)
     max_positions = config.max_position_embeddings - 2
     tokenizer = CometTokenizer(tokenizer_directory, max_positions - 2, family.special_tokens)
-    model = model.to(device=device, dtype=torch.float32).eval()
-    pack_linear_layers(model)
     return CometEncoder(
         family=family,
         tokenizer=tokenizer,
-        model=model,
+        model=model.to(device=device, dtype=torch.float32).eval(),
         max_positions=max_positions,
         num_hidden_states=config.num_hidden_layers + 1,
     )
