@@ -22,9 +22,12 @@ Commands, from the repository root:
         Build the larger checkpoint of benchmarks/comet_throughput.py (6 layers, 256
         wide) in DIR.
 
-    /tmp/comet-oracle/bin/python scripts/comet_oracle.py predict MODEL_DIR IN.json OUT.json
+    /tmp/comet-oracle/bin/python scripts/comet_oracle.py predict MODEL_DIR IN.json OUT.json [N]
         Score the samples of IN.json (a list of {"src", "mt", "ref"}) with unbabel-comet
-        in one ``predict`` call; write the scores and the seconds the call took.
+        in one ``predict`` call; write the scores and the seconds the call took. With N,
+        the samples are N systems' translations of the same segments, one system after
+        the other, and are scored as ``comet-score`` scores several systems: embedding
+        cache on, one ``predict`` call per system.
 
 How the checkpoints are made offline: every COMET model class takes an encoder name
 (``pretrained_model``) and ``load_pretrained_weights=False``, with which it reads only the
@@ -528,7 +531,9 @@ def build_checkpoint(
     (directory / "hparams.yaml").write_text(yaml.safe_dump(hparams, sort_keys=True))
 
 
-def predict(model_dir: Path, samples: list[dict[str, str]], batch_size: int = BATCH_SIZE) -> dict:
+def predict(
+    model_dir: Path, samples: list[dict[str, str]], batch_size: int = BATCH_SIZE
+) -> tuple[dict, dict]:
     """unbabel-comet's own scores (and metadata) for ``samples``, and the seconds taken."""
     from comet import load_from_checkpoint
 
@@ -543,6 +548,28 @@ def predict(model_dir: Path, samples: list[dict[str, str]], batch_size: int = BA
     if metadata:
         result["metadata"] = {key: list(value) for key, value in metadata.items()}
     return result, {"load_seconds": loaded - start, "predict_seconds": done - loaded}
+
+
+def predict_systems(
+    model_dir: Path, samples: list[dict[str, str]], systems: int, batch_size: int
+) -> tuple[list[float], dict]:
+    """Scores of ``systems`` consecutive equal parts of ``samples``, as ``comet-score``
+    scores several systems: embedding cache on, one ``predict`` call per system."""
+    from comet import load_from_checkpoint
+
+    size = len(samples) // systems
+    scores: list[float] = []
+    with working_directory(model_dir):
+        start = time.perf_counter()
+        model = load_from_checkpoint("checkpoints/model.ckpt")
+        model.set_embedding_cache()
+        loaded = time.perf_counter()
+        for index in range(systems):
+            part = samples[index * size : (index + 1) * size]
+            output = model.predict(part, batch_size=batch_size, gpus=0, progress_bar=False)
+            scores.extend(output.scores)
+        done = time.perf_counter()
+    return scores, {"load_seconds": loaded - start, "predict_seconds": done - loaded}
 
 
 def make_fixtures() -> None:
@@ -599,10 +626,14 @@ def make_benchmark_model(directory: Path) -> None:
         shutil.rmtree(encoders[name])
 
 
-def timed_predict(model_dir: Path, samples_path: Path, out_path: Path) -> None:
+def timed_predict(model_dir: Path, samples_path: Path, out_path: Path, systems: int) -> None:
     samples = json.loads(samples_path.read_text(encoding="utf-8"))
-    result, timing = predict(model_dir, samples, batch_size=16)
-    out_path.write_text(json.dumps({"scores": result["scores"], **timing}), encoding="utf-8")
+    if systems > 1:
+        scores, timing = predict_systems(model_dir, samples, systems, batch_size=16)
+    else:
+        result, timing = predict(model_dir, samples, batch_size=16)
+        scores = result["scores"]
+    out_path.write_text(json.dumps({"scores": scores, **timing}), encoding="utf-8")
 
 
 def main(argv: list[str]) -> None:
@@ -612,7 +643,9 @@ def main(argv: list[str]) -> None:
     elif command == "benchmark-model":
         make_benchmark_model(Path(args[0]).resolve())
     elif command == "predict":
-        timed_predict(Path(args[0]).resolve(), Path(args[1]).resolve(), Path(args[2]).resolve())
+        systems = int(args[3]) if len(args) > 3 else 1
+        paths = [Path(arg).resolve() for arg in args[:3]]
+        timed_predict(*paths, systems)
     else:
         raise SystemExit(__doc__)
 
