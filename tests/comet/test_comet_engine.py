@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,3 +105,23 @@ def test_empty_lists_and_bad_batch_sizes():
 def test_score_one_checks_input_in_the_callers_thread():
     with pytest.raises(InputError, match="source 0 to be a string"):
         _engine("xcomet").score_one(None, "text")  # type: ignore[arg-type]
+
+
+def test_scoring_imports_none_of_unbabel_comets_stack():
+    """COMET runs on torch and transformers alone: in a fresh interpreter that loads and
+    scores every model class, none of unbabel-comet's modules or pins is imported."""
+    models = list(ORACLE["models"])
+    program = f"""
+import sys
+from opik_semantic_metrics import COMET
+for name in {models!r}:
+    metric = COMET({str(FIXTURES)!r} + "/" + name, device="cpu", track=False)
+    metric.score(input="Guten Morgen.", output="Good morning.", reference="Good morning!")
+forbidden = ("comet", "pytorch_lightning", "lightning", "torchmetrics", "jsonargparse")
+print(sorted(name for name in sys.modules if name.split(".")[0] in forbidden))
+"""
+    output = subprocess.run(
+        [sys.executable, "-c", program], check=True, capture_output=True, text=True
+    ).stdout
+    assert len(models) >= 6
+    assert output.strip().splitlines()[-1] == "[]"
