@@ -156,9 +156,9 @@ class BERTScoreEngine:
         batch_size: Most texts per forward pass and pairs per matching batch.
         micro_batch_size: Most concurrent :meth:`score_one` calls run as one batch. Kept
             smaller than a whole-list batch on purpose: while one group of Opik's worker
-            threads waits on a forward pass, the others do Opik's per-item work, so the
-            cores stay busy; 8 was fastest with 16 Opik threads on 2 CPU cores
-            (``benchmarks/bertscore_throughput.py``).
+            threads waits on a forward pass, the others do Opik's per-item work; with 16
+            Opik threads on 2 CPU cores, 8 was fastest on a loaded machine and within 3%
+            of 16 on a quiet one (``benchmarks/bertscore_throughput.py``).
         cache: Where token embeddings are kept; the process-wide cache by default.
         use_fast_tokenizer: Load the fast tokenizer class (bert_score's hash notes it).
         trust_remote_code: Allow models with code in their Hub repository.
