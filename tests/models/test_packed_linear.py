@@ -69,7 +69,7 @@ def test_subclasses_of_linear_are_left_alone():
     assert isinstance(model[0], PackedLinear) and type(model[1]) is Scaled
 
 
-def test_nothing_to_pack_without_parameters_or_off_the_cpu():
+def test_nothing_is_packed_without_parameters_nor_for_float16():
     assert pack_linear_layers(torch.nn.Sequential(torch.nn.ReLU())) == 0
     assert not packing_supported(torch.float16)
 
