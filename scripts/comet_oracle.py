@@ -532,44 +532,44 @@ def build_checkpoint(
 
 
 def predict(
-    model_dir: Path, samples: list[dict[str, str]], batch_size: int = BATCH_SIZE
+    model_dir: Path,
+    samples: list[dict[str, str]],
+    batch_size: int = BATCH_SIZE,
+    systems: int = 1,
 ) -> tuple[dict, dict]:
-    """unbabel-comet's own scores (and metadata) for ``samples``, and the seconds taken."""
-    from comet import load_from_checkpoint
+    """unbabel-comet's own scores (and metadata) for ``samples``, and the seconds taken.
 
-    with working_directory(model_dir):
-        start = time.perf_counter()
-        model = load_from_checkpoint("checkpoints/model.ckpt")
-        loaded = time.perf_counter()
-        output = model.predict(samples, batch_size=batch_size, gpus=0, progress_bar=False)
-        done = time.perf_counter()
-    result: dict = {"scores": list(output.scores), "system_score": output.system_score}
-    metadata = output.get("metadata") if hasattr(output, "get") else None
-    if metadata:
-        result["metadata"] = {key: list(value) for key, value in metadata.items()}
-    return result, {"load_seconds": loaded - start, "predict_seconds": done - loaded}
-
-
-def predict_systems(
-    model_dir: Path, samples: list[dict[str, str]], systems: int, batch_size: int
-) -> tuple[list[float], dict]:
-    """Scores of ``systems`` consecutive equal parts of ``samples``, as ``comet-score``
-    scores several systems: embedding cache on, one ``predict`` call per system."""
+    With ``systems`` above 1, ``samples`` are that many systems' translations of the same
+    segments, one system after the other, scored as ``comet-score`` scores several
+    systems: embedding cache on, one ``predict`` call per system.
+    """
     from comet import load_from_checkpoint
 
     size = len(samples) // systems
-    scores: list[float] = []
     with working_directory(model_dir):
         start = time.perf_counter()
         model = load_from_checkpoint("checkpoints/model.ckpt")
-        model.set_embedding_cache()
+        if systems > 1:
+            model.set_embedding_cache()
         loaded = time.perf_counter()
-        for index in range(systems):
-            part = samples[index * size : (index + 1) * size]
-            output = model.predict(part, batch_size=batch_size, gpus=0, progress_bar=False)
-            scores.extend(output.scores)
+        outputs = [
+            model.predict(
+                samples[index * size : (index + 1) * size],
+                batch_size=batch_size,
+                gpus=0,
+                progress_bar=False,
+            )
+            for index in range(systems)
+        ]
         done = time.perf_counter()
-    return scores, {"load_seconds": loaded - start, "predict_seconds": done - loaded}
+    scores = [score for output in outputs for score in output.scores]
+    result: dict = {"scores": scores, "system_score": sum(scores) / len(scores)}
+    metadata = [output.get("metadata") if hasattr(output, "get") else None for output in outputs]
+    if all(metadata):
+        result["metadata"] = {
+            key: [value for part in metadata for value in part[key]] for key in metadata[0]
+        }
+    return result, {"load_seconds": loaded - start, "predict_seconds": done - loaded}
 
 
 def make_fixtures() -> None:
@@ -628,12 +628,8 @@ def make_benchmark_model(directory: Path) -> None:
 
 def timed_predict(model_dir: Path, samples_path: Path, out_path: Path, systems: int) -> None:
     samples = json.loads(samples_path.read_text(encoding="utf-8"))
-    if systems > 1:
-        scores, timing = predict_systems(model_dir, samples, systems, batch_size=16)
-    else:
-        result, timing = predict(model_dir, samples, batch_size=16)
-        scores = result["scores"]
-    out_path.write_text(json.dumps({"scores": scores, **timing}), encoding="utf-8")
+    result, timing = predict(model_dir, samples, batch_size=16, systems=systems)
+    out_path.write_text(json.dumps({"scores": result["scores"], **timing}), encoding="utf-8")
 
 
 def main(argv: list[str]) -> None:
