@@ -31,7 +31,7 @@ import torch
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedTokenizerBase
 
 from opik_semantic_metrics.errors import ModelUnavailableError
-from opik_semantic_metrics.models.packed_linear import pack_linear_layers
+from opik_semantic_metrics.models.packed_linear import cpu_has_native_bf16, pack_linear_layers
 from opik_semantic_metrics.models.registry import MINILM_HUB_ID, PACKAGED_MODEL_ALIASES
 
 #: Tokenizers without a real limit report this sentinel (transformers' VERY_LARGE_INTEGER).
@@ -121,10 +121,7 @@ def fast_dtype(device: torch.device) -> torch.dtype:
     """
     if device.type == "cuda":
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    native_bf16 = (
-        torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
-    )
-    if device.type == "cpu" and native_bf16:
+    if device.type == "cpu" and cpu_has_native_bf16():
         return torch.bfloat16
     return torch.float32
 

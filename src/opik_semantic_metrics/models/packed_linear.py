@@ -72,6 +72,11 @@ class PackedLinear(torch.nn.Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, packed=oneDNN"
 
 
+def cpu_has_native_bf16() -> bool:
+    """Whether this CPU computes bfloat16 natively through oneDNN (AVX-512 BF16, AMX)."""
+    return torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
+
+
 @functools.cache
 def packing_supported(dtype: torch.dtype) -> bool:
     """Whether :class:`PackedLinear` runs here, for CPU weights of ``dtype``, and is exact.
@@ -86,7 +91,7 @@ def packing_supported(dtype: torch.dtype) -> bool:
         hasattr(operators, name) for name in ("_reorder_linear_weight", "_linear_pointwise")
     ):
         return False
-    if dtype == torch.bfloat16 and not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+    if dtype == torch.bfloat16 and not cpu_has_native_bf16():
         return False
     generator = torch.Generator().manual_seed(0)
     probe = torch.nn.Linear(48, 40).to(dtype)
