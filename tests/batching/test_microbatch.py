@@ -72,13 +72,45 @@ def test_a_lone_caller_does_not_wait_for_company():
     assert batcher.batches_run == 5
 
 
+def test_every_batch_runs_on_one_worker_thread_not_the_callers():
+    threads: set[int] = set()
+
+    def process(items: list[int]) -> list[int]:
+        threads.add(threading.get_ident())
+        time.sleep(0.005)
+        return items
+
+    batcher = MicroBatcher(process, max_batch_size=4)
+    callers: set[int] = set()
+
+    def submit(item: int) -> int:
+        callers.add(threading.get_ident())
+        return batcher.submit(item)
+
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(submit, range(64))) == list(range(64))
+    assert len(threads) == 1
+    assert not threads & callers
+
+
+def test_an_idle_worker_ends_and_the_next_item_starts_another():
+    batcher = MicroBatcher(lambda items: [item + 1 for item in items], idle_s=0.05)
+    assert batcher.submit(1) == 2
+    first = batcher._worker
+    assert first is not None
+    first.join(timeout=5.0)
+    assert not first.is_alive()
+    assert batcher.submit(2) == 3
+    assert batcher._worker is not first
+
+
 def test_wrong_number_of_results_is_an_error_not_a_misaligned_answer():
     batcher = MicroBatcher(lambda items: [0] * (len(items) + 1))
     with pytest.raises(RuntimeError, match="2 results for 1 items"):
         batcher.submit(1)
 
 
-@pytest.mark.parametrize(("size", "wait"), [(0, 0.0), (4, -1.0)])
-def test_bad_bounds_are_refused(size, wait):
+@pytest.mark.parametrize(("size", "wait", "idle"), [(0, 0.0, 1.0), (4, -1.0, 1.0), (4, 0.0, 0.0)])
+def test_bad_bounds_are_refused(size, wait, idle):
     with pytest.raises(ValueError):
-        MicroBatcher(lambda items: items, max_batch_size=size, max_wait_s=wait)
+        MicroBatcher(lambda items: items, max_batch_size=size, max_wait_s=wait, idle_s=idle)
