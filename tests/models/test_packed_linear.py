@@ -7,6 +7,7 @@ import copy
 import pytest
 import torch
 from transformers import AutoModel
+from transformers.activations import GELUActivation
 
 from opik_semantic_metrics.models.loading import load_encoder
 from opik_semantic_metrics.models.packed_linear import (
@@ -50,12 +51,63 @@ def test_packing_a_bert_keeps_its_hidden_states(minilm_path):
     linear_layers = sum(type(module) is torch.nn.Linear for module in model.modules())
     assert pack_linear_layers(packed) == linear_layers == 6 * 6 + 1  # 6 a layer, and the pooler
     assert not any(type(module) is torch.nn.Linear for module in packed.modules())
+    fused = [layer.intermediate.dense.activation for layer in packed.encoder.layer]
+    assert fused == ["gelu"] * 6
     ids = torch.tensor([[101, 1037, 4937, 7719, 2006, 1996, 13523, 1012, 102, 0, 0]] * 2)
     mask = (ids != 0).long()
     with torch.inference_mode():
         expected = model(input_ids=ids, attention_mask=mask).last_hidden_state
         got = packed(input_ids=ids, attention_mask=mask).last_hidden_state
     assert torch.allclose(got, expected, atol=2e-5)
+
+
+@needs_packing
+@pytest.mark.parametrize("bias", [True, False])
+def test_a_fused_gelu_equals_gelu_after_the_product(bias):
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(48, 96, bias=bias)
+    inputs = torch.randn(3, 11, 48) * 3
+    with torch.inference_mode():
+        expected = torch.nn.functional.gelu(linear(inputs))
+        got = PackedLinear(linear, activation="gelu")(inputs)
+    assert torch.allclose(got, expected, atol=1e-5, rtol=1e-5)
+
+
+class FeedForward(torch.nn.Module):
+    """transformers' naming, with the activation before or after the product."""
+
+    def __init__(self, activation: torch.nn.Module, after: bool = True) -> None:
+        super().__init__()
+        self.dense = torch.nn.Linear(16, 16)
+        self.intermediate_act_fn = activation
+        self.after = after
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        if self.after:
+            return self.intermediate_act_fn(self.dense(inputs))
+        return self.dense(self.intermediate_act_fn(inputs))
+
+
+@needs_packing
+@pytest.mark.parametrize(
+    ("block", "fused"),
+    [
+        (FeedForward(GELUActivation()), True),
+        (FeedForward(torch.nn.GELU()), True),
+        (FeedForward(torch.nn.GELU(approximate="tanh")), False),  # not the exact GELU
+        (FeedForward(GELUActivation(), after=False), False),  # the probe sees the order
+    ],
+)
+def test_only_an_exact_gelu_after_the_product_is_fused(block, fused):
+    torch.manual_seed(0)
+    inputs = torch.randn(4, 16)
+    with torch.inference_mode():
+        expected = block(inputs)
+    pack_linear_layers(block)
+    assert (block.dense.activation == "gelu") is fused
+    assert isinstance(block.intermediate_act_fn, torch.nn.Identity) is fused
+    with torch.inference_mode():
+        assert torch.allclose(block(inputs), expected, atol=1e-5)
 
 
 @needs_packing
