@@ -84,7 +84,7 @@ class BERTScore(base_metric.BaseMetric):
         project_name: str | None = None,
         *,
         batch_size: int = 64,
-        micro_batch_size: int = 8,
+        micro_batch_size: int = 16,
         dtype: str | torch.dtype | None = None,
         idf_references: Sequence[str | Sequence[str]] | None = None,
     ) -> None:
