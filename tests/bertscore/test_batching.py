@@ -104,10 +104,12 @@ def test_out_of_memory_halves_the_batch_and_keeps_the_scores(pairs, monkeypatch)
         )
     )
     real_forward = LoadedEncoder.hidden_states
+    failures = []
 
     def forward_with_little_memory(self, input_ids, attention_mask):
         # No CPU test can exhaust a GPU: raise what CUDA raises when a batch is too big.
         if input_ids.shape[0] > 8:
+            failures.append(input_ids.shape[0])
             raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
         return real_forward(self, input_ids, attention_mask)
 
@@ -116,8 +118,12 @@ def test_out_of_memory_halves_the_batch_and_keeps_the_scores(pairs, monkeypatch)
         "all-MiniLM-L6-v2", device="cpu", batch_size=32, cache=EmbeddingCache()
     )
     got = _table(engine.score(candidates[:30], references[:30]))
-    assert engine._forward_batch_size == 8
+    assert failures and engine._forward_batch_size <= 8
     assert (got - expected).abs().max().item() <= TOLERANCE
+    # The smaller size is kept: the next list runs out of memory nowhere.
+    failures.clear()
+    again = _table(engine.score(candidates[30:], references[30:]))
+    assert not failures and len(again) == len(candidates) - 30
 
 
 def test_every_metric_instance_shares_one_model_copy():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ import transformers
 from torch.nn.utils.rnn import pad_sequence
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
+from opik_semantic_metrics.batching.cpu_parallel import map_batches
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.bertscore.baseline import (
     Baseline,
@@ -211,6 +213,7 @@ class BERTScoreEngine:
         self.custom_baseline = baseline_path is not None
         self.batch_size = batch_size
         self._forward_batch_size = batch_size
+        self._batch_size_lock = threading.Lock()
         self.cache = cache if cache is not None else shared_cache()
         self.batcher: MicroBatcher[tuple[str, Reference], BERTScoreResult] = MicroBatcher(
             self._score_items, max_batch_size=micro_batch_size
@@ -364,32 +367,48 @@ class BERTScoreEngine:
         """L2-normalised float32 token embeddings of each id list, in order.
 
         Each is ``(length, dim)``, or ``(layers, length, dim)`` with ``all_layers``. Texts
-        are run longest first so that each batch pads little; on running out of memory
-        the batch is halved and tried again (and stays halved for later calls).
+        are run longest first so that each batch pads little; on the CPU the batches run
+        side by side on single-threaded workers (``batching/cpu_parallel.py``).
         """
         order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]), reverse=True)
+        size = self._forward_batch_size
+        batches = [
+            [id_lists[i] for i in order[start : start + size]]
+            for start in range(0, len(order), size)
+        ]
+        hidden_states = map_batches(
+            lambda batch: self._forward_fitting(batch, all_layers), batches, self.encoder.device
+        )
         outputs: list[torch.Tensor] = [torch.empty(0)] * len(id_lists)
-        start = 0
-        while start < len(order):
-            batch = order[start : start + self._forward_batch_size]
-            try:
-                hidden = self._forward_batch([id_lists[i] for i in batch], all_layers)
-            except torch.cuda.OutOfMemoryError:
-                if self._forward_batch_size == 1:
-                    raise
-                self._forward_batch_size //= 2
-                logger.warning(
-                    "Out of memory on a batch of %d texts; retrying with batches of %d.",
-                    len(batch),
-                    self._forward_batch_size,
-                )
-                if self.encoder.device.type == "cuda":
-                    torch.cuda.empty_cache()
-                continue
-            for index, embeddings in zip(batch, hidden, strict=True):
-                outputs[index] = embeddings
-            start += len(batch)
+        for index, embeddings in zip(order, itertools.chain(*hidden_states), strict=True):
+            outputs[index] = embeddings
         return outputs
+
+    def _forward_fitting(
+        self, id_lists: Sequence[Sequence[int]], all_layers: bool
+    ) -> list[torch.Tensor]:
+        """:meth:`_forward_batch`, halving a batch that runs out of GPU memory.
+
+        The halved size is kept for later calls, so only the first batch pays the retry.
+        """
+        try:
+            return self._forward_batch(id_lists, all_layers)
+        except torch.cuda.OutOfMemoryError:
+            if len(id_lists) == 1:
+                raise
+        half = (len(id_lists) + 1) // 2
+        with self._batch_size_lock:
+            self._forward_batch_size = min(self._forward_batch_size, half)
+        logger.warning(
+            "Out of memory on a batch of %d texts; retrying with batches of %d.",
+            len(id_lists),
+            half,
+        )
+        if self.encoder.device.type == "cuda":
+            torch.cuda.empty_cache()
+        return self._forward_fitting(id_lists[:half], all_layers) + self._forward_fitting(
+            id_lists[half:], all_layers
+        )
 
     def _forward_batch(
         self, id_lists: Sequence[Sequence[int]], all_layers: bool

@@ -43,6 +43,7 @@ limit is cut, as sentence-transformers does, and flagged.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -54,6 +55,7 @@ from typing import Final, Literal
 import torch
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
+from opik_semantic_metrics.batching.cpu_parallel import map_batches
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.models.loading import LoadedEncoder, load_encoder
@@ -373,34 +375,43 @@ class SemanticMatchEngine:
         return torch.nn.functional.normalize(pooled, dim=-1)
 
     def _encode_uncached(self, texts: list[str]) -> list[TextEncoding]:
-        """One forward pass per text, longest first so that batches pad little."""
+        """Batches of texts, longest first so that they pad little; on the CPU side by side
+        on single-threaded workers (``batching/cpu_parallel.py``)."""
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+        batches = [
+            [texts[i] for i in order[start : start + self.batch_size]]
+            for start in range(0, len(order), self.batch_size)
+        ]
+        encoded = map_batches(self._encode_batch, batches, self.encoder.device)
         encodings: list[TextEncoding | None] = [None] * len(texts)
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start : start + self.batch_size]
-            tokens = self._tokenize(
-                [texts[i] for i in batch],
-                padding=True,
-                truncation=True,
-                max_length=self.max_length,
-                return_tensors="pt",
-            )
-            mask = tokens["attention_mask"]
-            hidden = self._forward(tokens["input_ids"], mask)
-            sentences = self._sentence_embeddings(hidden, mask)
-            vectors = torch.nn.functional.normalize(hidden, dim=-1)
-            lengths = mask.sum(dim=1).tolist()
-            full = self._reached_limit([texts[i] for i in batch], lengths)
-            for row, index in enumerate(batch):
-                ids = tokens["input_ids"][row, : lengths[row]].tolist()
-                keep = [i for i, token_id in enumerate(ids) if token_id in self._word_piece_ids]
-                encodings[index] = TextEncoding(
+        for index, encoding in zip(order, itertools.chain(*encoded), strict=True):
+            encodings[index] = encoding
+        return encodings  # type: ignore[return-value]
+
+    def _encode_batch(self, texts: list[str]) -> list[TextEncoding]:
+        """One forward pass: each text's sentence embedding and word-piece vectors."""
+        tokens = self._tokenize(
+            texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+        )
+        mask = tokens["attention_mask"]
+        hidden = self._forward(tokens["input_ids"], mask)
+        sentences = self._sentence_embeddings(hidden, mask)
+        vectors = torch.nn.functional.normalize(hidden, dim=-1)
+        lengths = mask.sum(dim=1).tolist()
+        full = self._reached_limit(texts, lengths)
+        encodings = []
+        for row in range(len(texts)):
+            ids = tokens["input_ids"][row, : lengths[row]].tolist()
+            keep = [i for i, token_id in enumerate(ids) if token_id in self._word_piece_ids]
+            encodings.append(
+                TextEncoding(
                     sentence=sentences[row].clone(),
                     piece_ids=tuple(ids[i] for i in keep),
                     piece_vectors=vectors[row, keep],  # indexing by a list copies
                     truncated=full[row],
                 )
-        return encodings  # type: ignore[return-value]
+            )
+        return encodings
 
     def _reached_limit(self, texts: list[str], lengths: list[int]) -> list[bool]:
         """Which texts were cut: only one at the limit can have been, so only those are

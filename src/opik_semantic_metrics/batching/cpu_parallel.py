@@ -1,0 +1,97 @@
+"""Run the forward passes of a long list side by side, one single-threaded pass per core.
+
+PyTorch splits each operation of a forward pass across all CPU cores (OpenMP). For the
+short texts metrics see, many operations are too small for that to pay, and every
+operation ends with the cores waiting for each other, which costs most when another
+process or thread takes a core for a moment. The batches of a long list are
+independent, so :func:`map_batches` runs them side by side instead: one worker thread a
+core, each running whole forward passes on one OpenMP thread. PyTorch releases the GIL
+inside its kernels, so the workers compute at the same time.
+
+Measured on the 2-core machine of ``benchmarks/bertscore_throughput.py`` (its 2,000
+pairs, MiniLM, side by side and not, alternated in one process over 4 rounds):
+whole-list BERTScore ran 1.08x as fast (1.05x to 1.12x per round), with identical
+scores. A single batch, and so an Opik micro-batch, runs as before.
+
+Each worker lowers only its own OpenMP thread count (``omp_set_num_threads`` acts on the
+calling thread). ``torch.set_num_threads`` is not used: it would also change the count
+every thread created afterwards starts with, the caller's included. Where OpenMP's
+function cannot be found (PyTorch builds without OpenMP, or whose OpenMP is not loaded
+globally) batches run one after another, as they do on GPUs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+import torch
+
+BatchT = TypeVar("BatchT")
+ResultT = TypeVar("ResultT")
+
+_pool_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_in_worker = threading.local()
+
+
+def _set_openmp_threads() -> Callable[[int], object] | None:
+    """OpenMP's ``omp_set_num_threads`` as loaded by PyTorch, if it is visible."""
+    try:
+        return ctypes.CDLL(None).omp_set_num_threads  # type: ignore[no-any-return]
+    except (AttributeError, OSError):
+        return None
+
+
+def _one_openmp_thread() -> None:
+    """Worker initialiser: this thread's PyTorch kernels run on one core."""
+    # PyTorch sets a new thread's OpenMP count on its first parallel call; make that
+    # call first so that it does not undo the count set below.
+    torch.get_num_threads()
+    set_threads = _set_openmp_threads()
+    if set_threads is not None:
+        set_threads(1)
+    _in_worker.active = True
+
+
+def _workers() -> ThreadPoolExecutor | None:
+    """The process-wide pool, one worker per PyTorch CPU thread; None where not useful."""
+    global _pool, _pool_size
+    size = torch.get_num_threads()
+    if size < 2 or _set_openmp_threads() is None or getattr(_in_worker, "active", False):
+        return None
+    with _pool_lock:
+        if _pool is None or _pool_size != size:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool = ThreadPoolExecutor(
+                max_workers=size,
+                thread_name_prefix="opik-semantic-metrics-cpu",
+                initializer=_one_openmp_thread,
+            )
+            _pool_size = size
+        return _pool
+
+
+def map_batches(
+    function: Callable[[BatchT], ResultT], batches: Sequence[BatchT], device: torch.device
+) -> list[ResultT]:
+    """``function(batch)`` for every batch, in order.
+
+    On the CPU, with several batches and several PyTorch threads, the batches run side by
+    side on single-threaded workers (taken in order, so put the longest first); elsewhere
+    one after another in the calling thread. ``function`` must be safe to call from two
+    threads at once (a forward pass in inference mode is).
+
+    Example:
+        >>> map_batches(sum, [[1, 2], [3, 4], [5]], torch.device("cpu"))
+        [3, 7, 5]
+    """
+    workers = _workers() if device.type == "cpu" and len(batches) > 1 else None
+    if workers is None:
+        return [function(batch) for batch in batches]
+    return list(workers.map(function, batches))

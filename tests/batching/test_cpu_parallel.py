@@ -1,0 +1,68 @@
+"""map_batches: long lists run side by side on single-threaded workers, in order."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+from opik_semantic_metrics.batching import cpu_parallel
+from opik_semantic_metrics.batching.cpu_parallel import map_batches
+
+CPU = torch.device("cpu")
+needs_workers = pytest.mark.skipif(
+    torch.get_num_threads() < 2 or cpu_parallel._set_openmp_threads() is None,
+    reason="one PyTorch thread here, or OpenMP's thread count cannot be set per thread",
+)
+
+
+def _where(batch: list[int]) -> tuple[int, str, int]:
+    return sum(batch), threading.current_thread().name, torch.get_num_threads()
+
+
+@needs_workers
+def test_batches_run_on_single_threaded_workers_and_come_back_in_order():
+    batches = [[index, index] for index in range(12)]
+    results = map_batches(_where, batches, CPU)
+    assert [total for total, _, _ in results] == [2 * index for index in range(12)]
+    assert all(name.startswith("opik-semantic-metrics-cpu") for _, name, _ in results)
+    assert {threads for _, _, threads in results} == {1}
+
+
+@needs_workers
+def test_the_callers_and_new_threads_keep_their_thread_count():
+    before = torch.get_num_threads()
+    map_batches(_where, [[1], [2], [3]], CPU)
+    assert torch.get_num_threads() == before
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+    thread.start()
+    thread.join()
+    assert seen == [before]
+
+
+def test_one_batch_or_another_device_runs_in_the_calling_thread():
+    here = threading.current_thread().name
+    assert [name for _, name, _ in map_batches(_where, [[1, 2]], CPU)] == [here]
+    on_gpu = map_batches(_where, [[1], [2]], torch.device("cuda"))  # only the type is read
+    assert [name for _, name, _ in on_gpu] == [here, here]
+
+
+@needs_workers
+def test_a_worker_that_maps_again_runs_its_batches_itself():
+    def nested(batch: list[int]) -> list[str]:
+        return [name for _, name, _ in map_batches(_where, [[item] for item in batch], CPU)]
+
+    for names in map_batches(nested, [[1, 2], [3, 4]], CPU):
+        assert len(set(names)) == 1 and names[0].startswith("opik-semantic-metrics-cpu")
+
+
+def test_an_exception_in_a_batch_reaches_the_caller():
+    def fail_on_three(batch: list[int]) -> int:
+        if 3 in batch:
+            raise ValueError("three")
+        return sum(batch)
+
+    with pytest.raises(ValueError, match="three"):
+        map_batches(fail_on_three, [[1], [2], [3]], CPU)
