@@ -96,12 +96,39 @@ def test_every_batch_runs_on_one_worker_thread_not_the_callers():
 def test_an_idle_worker_ends_and_the_next_item_starts_another():
     batcher = MicroBatcher(lambda items: [item + 1 for item in items], idle_s=0.05)
     assert batcher.submit(1) == 2
-    first = batcher._worker
-    assert first is not None
+    [first] = batcher._workers
     first.join(timeout=5.0)
-    assert not first.is_alive()
+    assert not first.is_alive() and batcher._workers == []
     assert batcher.submit(2) == 3
-    assert batcher._worker is not first
+    assert batcher._workers and batcher._workers[0] is not first
+
+
+def test_two_workers_run_batches_side_by_side_each_set_up_first():
+    set_up: list[str] = []
+    running: set[str] = set()
+    overlapped = threading.Event()
+    lock = threading.Lock()
+
+    def process(items: list[int]) -> list[int]:
+        name = threading.current_thread().name + str(threading.get_ident())
+        with lock:
+            running.add(name)
+            if len(running) == 2:
+                overlapped.set()
+        time.sleep(0.01)
+        with lock:
+            running.discard(name)
+        return [-item for item in items]
+
+    def setup() -> None:
+        with lock:
+            set_up.append(threading.current_thread().name + str(threading.get_ident()))
+
+    batcher = MicroBatcher(process, max_batch_size=4, workers=2, worker_setup=setup)
+    with ThreadPoolExecutor(16) as pool:
+        assert list(pool.map(batcher.submit, range(200))) == [-item for item in range(200)]
+    assert overlapped.is_set()
+    assert len(set_up) == 2 and len(set(set_up)) == 2
 
 
 def test_wrong_number_of_results_is_an_error_not_a_misaligned_answer():
@@ -110,7 +137,16 @@ def test_wrong_number_of_results_is_an_error_not_a_misaligned_answer():
         batcher.submit(1)
 
 
-@pytest.mark.parametrize(("size", "wait", "idle"), [(0, 0.0, 1.0), (4, -1.0, 1.0), (4, 0.0, 0.0)])
-def test_bad_bounds_are_refused(size, wait, idle):
+@pytest.mark.parametrize(
+    ("size", "wait", "idle", "workers"),
+    [(0, 0.0, 1.0, 1), (4, -1.0, 1.0, 1), (4, 0.0, 0.0, 1), (4, 0.0, 1.0, 0)],
+)
+def test_bad_bounds_are_refused(size, wait, idle, workers):
     with pytest.raises(ValueError):
-        MicroBatcher(lambda items: items, max_batch_size=size, max_wait_s=wait, idle_s=idle)
+        MicroBatcher(
+            lambda items: items,
+            max_batch_size=size,
+            max_wait_s=wait,
+            idle_s=idle,
+            workers=workers,
+        )

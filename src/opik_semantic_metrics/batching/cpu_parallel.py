@@ -11,7 +11,9 @@ inside its kernels, so the workers compute at the same time.
 Measured on the 2-core machine of ``benchmarks/bertscore_throughput.py`` (its 2,000
 pairs, MiniLM, side by side and not, alternated in one process over 4 rounds):
 whole-list BERTScore ran 1.08x as fast (1.05x to 1.12x per round), with identical
-scores. A single batch, and so an Opik micro-batch, runs as before.
+scores. Opik's micro-batches use the same single-threaded set-up: the BERTScore engine
+gives its :class:`~opik_semantic_metrics.batching.microbatch.MicroBatcher` one such
+worker a core, so that two micro-batches compute side by side.
 
 Each worker lowers only its own OpenMP thread count (``omp_set_num_threads`` acts on the
 calling thread). ``torch.set_num_threads`` is not used: it would also change the count
@@ -47,8 +49,9 @@ def _set_openmp_threads() -> Callable[[int], object] | None:
         return None
 
 
-def _one_openmp_thread() -> None:
-    """Worker initialiser: this thread's PyTorch kernels run on one core."""
+def use_one_core() -> None:
+    """Worker set-up: this thread's PyTorch kernels run on one core, and its own calls to
+    :func:`map_batches` run their batches themselves."""
     # PyTorch sets a new thread's OpenMP count on its first parallel call; make that
     # call first so that it does not undo the count set below.
     torch.get_num_threads()
@@ -58,11 +61,22 @@ def _one_openmp_thread() -> None:
     _in_worker.active = True
 
 
+def side_by_side_workers(device: torch.device) -> int:
+    """How many single-threaded workers should run batches side by side on ``device``.
+
+    PyTorch's thread count on a CPU where each thread's OpenMP count can be set (and
+    not from within such a worker); 1 elsewhere.
+    """
+    if device.type != "cpu" or getattr(_in_worker, "active", False):
+        return 1
+    return torch.get_num_threads() if _set_openmp_threads() is not None else 1
+
+
 def _workers() -> ThreadPoolExecutor | None:
     """The process-wide pool, one worker per PyTorch CPU thread; None where not useful."""
     global _pool, _pool_size
-    size = torch.get_num_threads()
-    if size < 2 or _set_openmp_threads() is None or getattr(_in_worker, "active", False):
+    size = side_by_side_workers(torch.device("cpu"))
+    if size < 2:
         return None
     with _pool_lock:
         if _pool is None or _pool_size != size:
@@ -71,7 +85,7 @@ def _workers() -> ThreadPoolExecutor | None:
             _pool = ThreadPoolExecutor(
                 max_workers=size,
                 thread_name_prefix="opik-semantic-metrics-cpu",
-                initializer=_one_openmp_thread,
+                initializer=use_one_core,
             )
             _pool_size = size
         return _pool

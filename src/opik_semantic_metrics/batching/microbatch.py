@@ -6,20 +6,22 @@ worker threads. A model scores 16 items in one forward pass far faster than in 1
 ``process(items)`` call:
 
 - a caller queues its item and waits for its own result;
-- one worker thread per batcher, started on the first item, takes up to
-  ``max_batch_size`` queued items, runs ``process`` on them and hands every caller its
-  own result; items that arrive meanwhile form the next batch, so batch sizes follow
-  the load by themselves;
+- a worker thread of the batcher (one by default, started on the first item) takes up
+  to ``max_batch_size`` queued items, runs ``process`` on them and hands every caller
+  its own result; items that arrive meanwhile form the next batch, so batch sizes
+  follow the load by themselves;
 - the worker waits up to ``max_wait_s`` for more items only when it has seen company
   (the previous batch held several items, or several are already queued): a lone,
   single-threaded caller never waits, beyond one hand-off between threads;
-- the worker ends after ``idle_s`` without items, and the next item starts a new one.
+- a worker ends after ``idle_s`` without items, and the next item starts a new one.
 
-Why one worker thread rather than letting a waiting caller run the batch: every
-forward pass then starts from the same thread, so the CPU thread pool PyTorch's
-kernels run on (OpenMP's, kept per calling thread) is one warm pool instead of one per
-Opik thread. Measured on 2 CPU cores with 16 Opik threads, this made BERTScore per item
-in Opik 15-25% faster (``benchmarks/bertscore_throughput.py``, cases c and e).
+Why worker threads rather than letting a waiting caller run the batch: every forward
+pass then starts from the same thread, so the CPU thread pool PyTorch's kernels run on
+(OpenMP's, kept per calling thread) is one warm pool instead of one per Opik thread.
+Measured on 2 CPU cores with 16 Opik threads, this made BERTScore per item in Opik
+15-25% faster (``benchmarks/bertscore_throughput.py``, cases c and e). With
+``workers=2`` and a ``worker_setup`` that makes each worker single-threaded, two
+batches compute side by side, one a core (see ``cpu_parallel.py``).
 
 One item's failure fails only that item's caller: when ``process`` raises on a batch,
 each item of the batch is run again on its own, and each caller gets its own result or
@@ -57,7 +59,9 @@ class MicroBatcher(Generic[ItemT, ResultT]):
             in the batcher's worker thread.
         max_batch_size: Most items in one ``process`` call.
         max_wait_s: Longest time the worker waits for more items before running a batch.
-        idle_s: The worker thread ends after this long without items.
+        idle_s: A worker thread ends after this long without items.
+        workers: Most worker threads running batches at the same time.
+        worker_setup: Called first in every worker thread.
 
     Example:
         >>> batcher = MicroBatcher(lambda items: [item * 2 for item in items])
@@ -72,6 +76,8 @@ class MicroBatcher(Generic[ItemT, ResultT]):
         max_batch_size: int = 64,
         max_wait_s: float = 0.005,
         idle_s: float = 10.0,
+        workers: int = 1,
+        worker_setup: Callable[[], object] | None = None,
     ) -> None:
         if max_batch_size < 1:
             raise ValueError(f"Expected `max_batch_size` >= 1, got {max_batch_size}.")
@@ -79,13 +85,17 @@ class MicroBatcher(Generic[ItemT, ResultT]):
             raise ValueError(f"Expected `max_wait_s` >= 0, got {max_wait_s}.")
         if idle_s <= 0:
             raise ValueError(f"Expected `idle_s` > 0, got {idle_s}.")
+        if workers < 1:
+            raise ValueError(f"Expected `workers` >= 1, got {workers}.")
         self.process = process
         self.max_batch_size = max_batch_size
         self.max_wait_s = max_wait_s
         self.idle_s = idle_s
+        self.workers = workers
+        self.worker_setup = worker_setup
         self._condition = threading.Condition()
         self._queue: list[_Request[ItemT, ResultT]] = []
-        self._worker: threading.Thread | None = None
+        self._workers: list[threading.Thread] = []
         self._last_batch_size = 0
         #: Batches run and items scored so far (their ratio is the mean batch size).
         self.batches_run = 0
@@ -103,22 +113,26 @@ class MicroBatcher(Generic[ItemT, ResultT]):
         request: _Request[ItemT, ResultT] = _Request(item)
         with self._condition:
             self._queue.append(request)
-            if self._worker is None or not self._worker.is_alive():
-                # A worker is not alive in a forked child either: the child starts its own.
-                self._worker = threading.Thread(
+            # Workers are not alive in a forked child either: the child starts its own.
+            self._workers = [worker for worker in self._workers if worker.is_alive()]
+            if len(self._workers) < self.workers:
+                worker = threading.Thread(
                     target=self._work, name="opik-semantic-metrics-batcher", daemon=True
                 )
-                self._worker.start()
+                self._workers.append(worker)
+                worker.start()
             elif len(self._queue) == 1 or len(self._queue) >= self.max_batch_size:
-                # The worker waits for a first item, or for a full batch.
-                self._condition.notify()
+                # Workers wait for a first item, or for a full batch.
+                self._condition.notify_all()
         request.finished.wait()
         if request.error is not None:
             raise request.error
         return request.result  # type: ignore[return-value]
 
     def _work(self) -> None:
-        """The worker thread: take batches off the queue and run them until idle."""
+        """A worker thread: take batches off the queue and run them until idle."""
+        if self.worker_setup is not None:
+            self.worker_setup()
         while True:
             batch = self._next_batch()
             if batch is None:
@@ -135,7 +149,7 @@ class MicroBatcher(Generic[ItemT, ResultT]):
             if not self._queue:
                 self._condition.wait(self.idle_s)
                 if not self._queue:
-                    self._worker = None
+                    self._workers.remove(threading.current_thread())
                     return None
             if self._last_batch_size > 1 or len(self._queue) > 1:
                 deadline = time.monotonic() + self.max_wait_s
