@@ -109,9 +109,12 @@ def test_two_workers_run_batches_side_by_side_each_set_up_first():
     overlapped = threading.Event()
     lock = threading.Lock()
 
+    sizes: list[int] = []
+
     def process(items: list[int]) -> list[int]:
         name = threading.current_thread().name + str(threading.get_ident())
         with lock:
+            sizes.append(len(items))
             running.add(name)
             if len(running) == 2:
                 overlapped.set()
@@ -129,6 +132,8 @@ def test_two_workers_run_batches_side_by_side_each_set_up_first():
         assert list(pool.map(batcher.submit, range(200))) == [-item for item in range(200)]
     assert overlapped.is_set()
     assert len(set_up) == 2 and len(set(set_up)) == 2
+    # A worker that waited while the other took the queue runs no empty batch.
+    assert min(sizes) >= 1 and batcher.batches_run == len(sizes) and sum(sizes) == 200
 
 
 def test_wrong_number_of_results_is_an_error_not_a_misaligned_answer():

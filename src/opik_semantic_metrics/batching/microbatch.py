@@ -146,18 +146,23 @@ class MicroBatcher(Generic[ItemT, ResultT]):
     def _next_batch(self) -> list[_Request[ItemT, ResultT]] | None:
         """Wait for items, and for company up to the bound; ``None`` once idle too long."""
         with self._condition:
-            if not self._queue:
-                self._condition.wait(self.idle_s)
-                if not self._queue:
-                    self._workers.remove(threading.current_thread())
-                    return None
-            if self._last_batch_size > 1 or len(self._queue) > 1:
-                deadline = time.monotonic() + self.max_wait_s
-                while len(self._queue) < self.max_batch_size:
-                    remaining = deadline - time.monotonic()
+            idle_until = time.monotonic() + self.idle_s
+            while True:
+                while not self._queue:
+                    remaining = idle_until - time.monotonic()
                     if remaining <= 0:
-                        break
+                        self._workers.remove(threading.current_thread())
+                        return None
                     self._condition.wait(remaining)
+                if self._last_batch_size > 1 or len(self._queue) > 1:
+                    deadline = time.monotonic() + self.max_wait_s
+                    while len(self._queue) < self.max_batch_size:
+                        remaining = deadline - time.monotonic()
+                        if remaining <= 0:
+                            break
+                        self._condition.wait(remaining)
+                if self._queue:  # else another worker took them while this one waited
+                    break
             batch = self._queue[: self.max_batch_size]
             del self._queue[: self.max_batch_size]
             self._last_batch_size = len(batch)
