@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 
 import pytest
@@ -66,3 +67,22 @@ def test_an_exception_in_a_batch_reaches_the_caller():
 
     with pytest.raises(ValueError, match="three"):
         map_batches(fail_on_three, [[1], [2], [3]], CPU)
+
+
+def _results_in_child(queue: multiprocessing.Queue) -> None:
+    queue.put(map_batches(_where, [[1, 2], [3], [4, 5]], CPU))
+
+
+@needs_workers
+def test_a_forked_child_still_runs_batches_on_single_threaded_workers():
+    map_batches(_where, [[1], [2]], CPU)  # the parent's pool exists before the fork
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_results_in_child, args=(queue,))
+    child.start()
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    results = queue.get(timeout=5)
+    assert [total for total, _, _ in results] == [3, 3, 9]
+    assert all(name.startswith("opik-semantic-metrics-cpu") for _, name, _ in results)
+    assert {threads for _, _, threads in results} == {1}

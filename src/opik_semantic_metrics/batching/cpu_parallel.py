@@ -25,6 +25,7 @@ globally) batches run one after another, as they do on GPUs.
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -37,7 +38,7 @@ ResultT = TypeVar("ResultT")
 
 _pool_lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
-_pool_size = 0
+_pool_key = (0, 0)  # (process id, size) the pool was made for
 _in_worker = threading.local()
 
 
@@ -74,20 +75,22 @@ def side_by_side_workers(device: torch.device) -> int:
 
 def _workers() -> ThreadPoolExecutor | None:
     """The process-wide pool, one worker per PyTorch CPU thread; None where not useful."""
-    global _pool, _pool_size
+    global _pool, _pool_key
     size = side_by_side_workers(torch.device("cpu"))
     if size < 2:
         return None
+    key = (os.getpid(), size)
     with _pool_lock:
-        if _pool is None or _pool_size != size:
-            if _pool is not None:
+        if _pool is None or _pool_key != key:
+            # A forked child inherits the pool without its threads: it makes its own.
+            if _pool is not None and _pool_key[0] == key[0]:
                 _pool.shutdown(wait=False)
             _pool = ThreadPoolExecutor(
                 max_workers=size,
                 thread_name_prefix="opik-semantic-metrics-cpu",
                 initializer=use_one_core,
             )
-            _pool_size = size
+            _pool_key = key
         return _pool
 
 
