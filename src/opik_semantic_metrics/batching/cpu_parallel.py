@@ -25,6 +25,7 @@ globally) batches run one after another, as they do on GPUs.
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -34,6 +35,7 @@ from typing import TypeVar
 import torch
 
 BatchT = TypeVar("BatchT")
+ItemT = TypeVar("ItemT")
 ResultT = TypeVar("ResultT")
 
 _pool_lock = threading.Lock()
@@ -112,3 +114,36 @@ def map_batches(
     if workers is None:
         return [function(batch) for batch in batches]
     return list(workers.map(function, batches))
+
+
+def map_longest_first(
+    function: Callable[[list[ItemT]], Sequence[ResultT]],
+    items: Sequence[ItemT],
+    *,
+    batch_size: int,
+    length: Callable[[ItemT], int],
+    device: torch.device,
+) -> list[ResultT]:
+    """One result per item, in the items' order, from ``function`` run on batches.
+
+    Items are batched longest first, so that each batch pads little, and the batches go
+    through :func:`map_batches`; ``function`` returns one result per item of its batch.
+
+    Example:
+        >>> map_longest_first(
+        ...     lambda batch: [text.upper() for text in batch], ["a", "ccc", "bb"],
+        ...     batch_size=2, length=len, device=torch.device("cpu"),
+        ... )
+        ['A', 'CCC', 'BB']
+    """
+    order = sorted(range(len(items)), key=lambda i: length(items[i]), reverse=True)
+    batches = [
+        [items[i] for i in order[start : start + batch_size]]
+        for start in range(0, len(order), batch_size)
+    ]
+    results: list[ResultT | None] = [None] * len(items)
+    for index, result in zip(
+        order, itertools.chain.from_iterable(map_batches(function, batches, device)), strict=True
+    ):
+        results[index] = result
+    return results  # type: ignore[return-value]

@@ -21,7 +21,7 @@ from torch.nn.utils.rnn import pad_sequence
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
 from opik_semantic_metrics.batching.cpu_parallel import (
-    map_batches,
+    map_longest_first,
     side_by_side_workers,
     use_one_core,
 )
@@ -385,19 +385,13 @@ class BERTScoreEngine:
         are run longest first so that each batch pads little; on the CPU the batches run
         side by side on single-threaded workers (``batching/cpu_parallel.py``).
         """
-        order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]), reverse=True)
-        size = self._forward_batch_size
-        batches = [
-            [id_lists[i] for i in order[start : start + size]]
-            for start in range(0, len(order), size)
-        ]
-        hidden_states = map_batches(
-            lambda batch: self._forward_fitting(batch, all_layers), batches, self.encoder.device
+        return map_longest_first(
+            lambda batch: self._forward_fitting(batch, all_layers),
+            id_lists,
+            batch_size=self._forward_batch_size,
+            length=len,
+            device=self.encoder.device,
         )
-        outputs: list[torch.Tensor] = [torch.empty(0)] * len(id_lists)
-        for index, embeddings in zip(order, itertools.chain(*hidden_states), strict=True):
-            outputs[index] = embeddings
-        return outputs
 
     def _forward_fitting(
         self, id_lists: Sequence[Sequence[int]], all_layers: bool

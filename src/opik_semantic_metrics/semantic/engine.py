@@ -43,7 +43,6 @@ limit is cut, as sentence-transformers does, and flagged.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import random
@@ -55,7 +54,7 @@ from typing import Final, Literal
 import torch
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
-from opik_semantic_metrics.batching.cpu_parallel import map_batches
+from opik_semantic_metrics.batching.cpu_parallel import map_longest_first
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.models.loading import LoadedEncoder, load_encoder
@@ -377,16 +376,13 @@ class SemanticMatchEngine:
     def _encode_uncached(self, texts: list[str]) -> list[TextEncoding]:
         """Batches of texts, longest first so that they pad little; on the CPU side by side
         on single-threaded workers (``batching/cpu_parallel.py``)."""
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
-        batches = [
-            [texts[i] for i in order[start : start + self.batch_size]]
-            for start in range(0, len(order), self.batch_size)
-        ]
-        encoded = map_batches(self._encode_batch, batches, self.encoder.device)
-        encodings: list[TextEncoding | None] = [None] * len(texts)
-        for index, encoding in zip(order, itertools.chain(*encoded), strict=True):
-            encodings[index] = encoding
-        return encodings  # type: ignore[return-value]
+        return map_longest_first(
+            self._encode_batch,
+            texts,
+            batch_size=self.batch_size,
+            length=len,
+            device=self.encoder.device,
+        )
 
     def _encode_batch(self, texts: list[str]) -> list[TextEncoding]:
         """One forward pass: each text's sentence embedding and word-piece vectors."""
