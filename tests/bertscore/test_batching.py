@@ -7,12 +7,14 @@ metric instance shares one model copy.
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import torch
 
 from opik_semantic_metrics import BERTScore
+from opik_semantic_metrics.batching import cpu_parallel
 from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.models.loading import LoadedEncoder
@@ -150,3 +152,43 @@ def test_fast_mode_is_bf16_here_and_close_to_float32(pairs):
     approximate = _table(fast.score(candidates, references))
     assert fast.encoder.dtype == torch.bfloat16
     assert 0 < (approximate - exact).abs().max().item() <= 2e-2
+
+
+def _threads_after(setup) -> int:
+    seen = []
+
+    def run() -> None:
+        setup()
+        seen.append(torch.get_num_threads())
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    return seen[0]
+
+
+@pytest.mark.skipif(
+    cpu_parallel._set_openmp_threads() is None, reason="OpenMP's count cannot be set per thread"
+)
+@pytest.mark.parametrize(("cores", "threads_each"), [(2, 1), (8, 4)])
+def test_sixteen_items_go_to_two_batcher_workers_that_share_the_cores(cores, threads_each):
+    before = torch.get_num_threads()
+    torch.set_num_threads(cores)
+    try:
+        batcher = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu").batcher
+        assert (batcher.workers, batcher.max_batch_size) == (2, 8)
+        assert _threads_after(batcher.worker_setup) == threads_each
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_one_core_or_a_small_micro_batch_keeps_one_worker():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        batcher = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu").batcher
+        assert (batcher.workers, batcher.max_batch_size, batcher.worker_setup) == (1, 16, None)
+    finally:
+        torch.set_num_threads(before)
+    small = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", micro_batch_size=8).batcher
+    assert (small.workers, small.max_batch_size) == (1, 8)

@@ -11,9 +11,9 @@ inside its kernels, so the workers compute at the same time.
 Measured on the 2-core machine of ``benchmarks/bertscore_throughput.py`` (its 2,000
 pairs, MiniLM, side by side and not, alternated in one process over 4 rounds):
 whole-list BERTScore ran 1.08x as fast (1.05x to 1.12x per round), with identical
-scores. Opik's micro-batches use the same single-threaded set-up: the BERTScore engine
-gives its :class:`~opik_semantic_metrics.batching.microbatch.MicroBatcher` one such
-worker a core, so that two micro-batches compute side by side.
+scores. Opik's micro-batches use the same set-up: the BERTScore engine gives its
+:class:`~opik_semantic_metrics.batching.microbatch.MicroBatcher` two workers that share
+the cores between them, so that two micro-batches compute side by side.
 
 Each worker lowers only its own OpenMP thread count (``omp_set_num_threads`` acts on the
 calling thread). ``torch.set_num_threads`` is not used: it would also change the count
@@ -52,15 +52,15 @@ def _set_openmp_threads() -> Callable[[int], object] | None:
         return None
 
 
-def use_one_core() -> None:
-    """Worker set-up: this thread's PyTorch kernels run on one core, and its own calls to
-    :func:`map_batches` run their batches themselves."""
+def use_threads(count: int) -> None:
+    """Worker set-up: this thread's PyTorch kernels run on ``count`` cores, and its own
+    calls to :func:`map_batches` run their batches themselves."""
     # PyTorch sets a new thread's OpenMP count on its first parallel call; make that
     # call first so that it does not undo the count set below.
     torch.get_num_threads()
     set_threads = _set_openmp_threads()
     if set_threads is not None:
-        set_threads(1)
+        set_threads(count)
     _in_worker.active = True
 
 
@@ -90,7 +90,8 @@ def _workers() -> ThreadPoolExecutor | None:
             _pool = ThreadPoolExecutor(
                 max_workers=size,
                 thread_name_prefix="opik-semantic-metrics-cpu",
-                initializer=use_one_core,
+                initializer=use_threads,
+                initargs=(1,),
             )
             _pool_key = key
         return _pool

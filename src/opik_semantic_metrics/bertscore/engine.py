@@ -8,6 +8,7 @@ float32 rounding, however the pairs are batched.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import threading
@@ -23,7 +24,7 @@ from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
 from opik_semantic_metrics.batching.cpu_parallel import (
     map_longest_first,
     side_by_side_workers,
-    use_one_core,
+    use_threads,
 )
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.bertscore.baseline import (
@@ -55,6 +56,11 @@ FAITHFUL_TO_BERT_SCORE = "0.3.13"
 BERT_SCORE_HASH_VERSION = "0.3.12"
 
 Reference = str | Sequence[str]
+
+#: Fewest items a batcher worker's batches are sized for. With 16 Opik threads on 2
+#: cores, two workers with batches of up to 8 beat one with batches of up to 16 (1.12x),
+#: while two with batches of up to 16 ran batches of 5 on average and were slower.
+_ITEMS_PER_WORKER = 8
 
 
 @dataclass(frozen=True)
@@ -163,8 +169,9 @@ class BERTScoreEngine:
         batch_size: Most texts per forward pass and pairs per matching batch.
         micro_batch_size: Most concurrent :meth:`score_one` calls in batches at a time:
             16, Opik's default number of scoring threads. On a CPU they are shared
-            between one single-threaded batcher worker a core (on 2 cores, two batches
-            of up to 8 computing side by side): with 16 Opik threads on 2 cores that
+            between batcher workers that share the cores (two for 16 items: on 2
+            cores, two single-threaded batches of up to 8 side by side; on more cores,
+            each worker gets half of them): with 16 Opik threads on 2 cores that
             scored an experiment 1.12x as fast (1.05-1.19x in 3 alternated runs of
             ``benchmarks/bertscore_throughput.py``'s case c) as one two-threaded worker
             with batches of up to 16, which in turn beat one with batches of up to 8 by
@@ -224,14 +231,16 @@ class BERTScoreEngine:
         self._forward_batch_size = batch_size
         self._batch_size_lock = threading.Lock()
         self.cache = cache if cache is not None else shared_cache()
-        # On a CPU, one single-threaded batcher worker a core: two micro-batches then
-        # compute side by side, as whole lists do (batching/cpu_parallel.py).
-        workers = side_by_side_workers(resolve_device(device))
+        # On a CPU, batcher workers that share the cores, so that micro-batches compute
+        # side by side (batching/cpu_parallel.py); as many as keep each batch at
+        # _ITEMS_PER_WORKER items or more (2 for 16 items, one core each on 2 cores).
+        cores = side_by_side_workers(resolve_device(device))
+        workers = max(1, min(cores, micro_batch_size // _ITEMS_PER_WORKER))
         self.batcher: MicroBatcher[tuple[str, Reference], BERTScoreResult] = MicroBatcher(
             self._score_items,
             max_batch_size=max(1, micro_batch_size // workers),
             workers=workers,
-            worker_setup=use_one_core if workers > 1 else None,
+            worker_setup=functools.partial(use_threads, cores // workers) if workers > 1 else None,
         )
         self.use_fast_tokenizer = use_fast_tokenizer
         self._load_args = {

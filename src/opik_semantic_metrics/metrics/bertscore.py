@@ -56,7 +56,7 @@ class BERTScore(base_metric.BaseMetric):
         project_name: Opik project for the tracked calls.
         batch_size: Most texts per forward pass of :meth:`score_batch`.
         micro_batch_size: Most concurrent :meth:`score` calls (Opik's worker threads)
-            in batches at a time; on a CPU shared between one batcher worker a core
+            in batches at a time; on a CPU shared between two batcher workers
             (see :class:`~opik_semantic_metrics.bertscore.engine.BERTScoreEngine`).
         dtype: Model weight type: float32 by default; ``"fast"`` for bfloat16/float16
             where the hardware has it (see the README for its deviation).
