@@ -1,0 +1,98 @@
+"""BERT-family layers on real tokens only: the model's own hidden states, less the padding."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import AutoModel
+
+from opik_semantic_metrics.models.loading import load_encoder
+from opik_semantic_metrics.models.unpadded import (
+    pays_to_unpad,
+    supports_unpadded,
+    unpadded_hidden_states,
+)
+from tiny_models import build_tiny_bert, build_tiny_gpt2, build_tiny_roberta
+
+
+def padded_batch(lengths: list[int], pad_id: int, vocab: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random ids (no padding id among them) padded with ``pad_id`` to the longest."""
+    generator = torch.Generator().manual_seed(0)
+    width = max(lengths)
+    ids = torch.randint(5, vocab, (len(lengths), width), generator=generator)
+    ids[ids == pad_id] = pad_id + 1
+    mask = (torch.arange(width) < torch.tensor(lengths).unsqueeze(1)).long()
+    return ids.masked_fill(mask == 0, pad_id), mask
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory):
+    return AutoModel.from_pretrained(build_tiny_bert(tmp_path_factory.mktemp("bert"))).eval()
+
+
+@pytest.fixture(scope="module")
+def tiny_roberta(tmp_path_factory):
+    return AutoModel.from_pretrained(build_tiny_roberta(tmp_path_factory.mktemp("roberta"))).eval()
+
+
+@pytest.mark.parametrize("family", ["tiny_bert", "tiny_roberta"])
+def test_real_tokens_get_the_models_own_hidden_states(family, request):
+    model = request.getfixturevalue(family)
+    assert supports_unpadded(model)
+    ids, mask = padded_batch([9, 2, 5, 9, 1], model.config.pad_token_id, model.config.vocab_size)
+    with torch.inference_mode():
+        expected = model(input_ids=ids, attention_mask=mask).last_hidden_state
+        got = unpadded_hidden_states(model, ids, mask)
+    real = mask.bool()
+    assert got.shape == expected.shape
+    assert torch.allclose(got[real], expected[real], atol=1e-6, rtol=1e-6)
+    assert torch.count_nonzero(got[~real]) == 0  # padded positions are zeros
+
+
+def test_each_text_is_independent_of_the_batch_it_runs_in(tiny_roberta):
+    model = tiny_roberta
+    ids, mask = padded_batch([7, 3, 12], model.config.pad_token_id, model.config.vocab_size)
+    with torch.inference_mode():
+        together = unpadded_hidden_states(model, ids, mask)
+        for row, length in enumerate(mask.sum(dim=1).tolist()):
+            alone = unpadded_hidden_states(
+                model, ids[row : row + 1, :length], mask[row : row + 1, :length]
+            )
+            assert torch.allclose(together[row, :length], alone[0], atol=1e-6, rtol=1e-6)
+
+
+def test_a_truncated_packed_minilm_runs_unpadded_and_keeps_its_hidden_states(minilm_path):
+    encoder = load_encoder(str(minilm_path), layer=4, device="cpu")
+    assert encoder.truncated_model and encoder.unpadded
+    ids, mask = padded_batch([14, 3, 8, 21], 0, encoder.tokenizer.vocab_size)
+    with torch.inference_mode():
+        expected = encoder.model(input_ids=ids, attention_mask=mask)[0]
+        got = encoder.hidden_states(ids, mask)
+    real = mask.bool()
+    assert torch.allclose(got[real], expected[real], atol=1e-5, rtol=1e-5)
+
+
+def test_models_of_other_families_or_in_training_mode_are_not_run_unpadded(tmp_path, tiny_bert):
+    gpt2 = AutoModel.from_pretrained(build_tiny_gpt2(tmp_path / "gpt2")).eval()
+    assert not supports_unpadded(gpt2)
+    tiny_bert.train()
+    try:
+        assert not supports_unpadded(tiny_bert)
+    finally:
+        tiny_bert.eval()
+
+
+def test_the_probe_rejects_a_model_whose_attention_computes_something_else(tmp_path):
+    model = AutoModel.from_pretrained(build_tiny_bert(tmp_path / "bert")).eval()
+    # transformers reads each layer's own scale; the unpadded layers use 1/sqrt(head size).
+    model.encoder.layer[0].attention.self.scaling = 0.5
+    assert not supports_unpadded(model)
+
+
+@pytest.mark.parametrize(
+    ("lengths", "expected"),
+    [([8, 8, 8, 8], False), ([20] * 19 + [19], False), ([20, 10], True), ([20] * 4 + [14], True)],
+)
+def test_only_batches_with_more_than_5_percent_padding_are_unpadded(lengths, expected):
+    _ids, mask = padded_batch(lengths, 0, 100)
+    assert pays_to_unpad(mask) is expected
