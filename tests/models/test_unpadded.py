@@ -9,6 +9,7 @@ from transformers import AutoModel
 from opik_semantic_metrics.models.loading import load_encoder
 from opik_semantic_metrics.models.unpadded import (
     pays_to_unpad,
+    row_count,
     supports_unpadded,
     unpadded_hidden_states,
 )
@@ -36,10 +37,11 @@ def tiny_roberta(tmp_path_factory):
 
 
 @pytest.mark.parametrize("family", ["tiny_bert", "tiny_roberta"])
-def test_real_tokens_get_the_models_own_hidden_states(family, request):
+@pytest.mark.parametrize("lengths", [[9, 2, 5, 9, 1], [20, 13], [20, 20, 20, 9]])  # 26, 33, 69
+def test_real_tokens_get_the_models_own_hidden_states(family, lengths, request):
     model = request.getfixturevalue(family)
     assert supports_unpadded(model)
-    ids, mask = padded_batch([9, 2, 5, 9, 1], model.config.pad_token_id, model.config.vocab_size)
+    ids, mask = padded_batch(lengths, model.config.pad_token_id, model.config.vocab_size)
     with torch.inference_mode():
         expected = model(input_ids=ids, attention_mask=mask).last_hidden_state
         got = unpadded_hidden_states(model, ids, mask)
@@ -96,3 +98,10 @@ def test_the_probe_rejects_a_model_whose_attention_computes_something_else(tmp_p
 def test_only_batches_with_more_than_5_percent_padding_are_unpadded(lengths, expected):
     _ids, mask = padded_batch(lengths, 0, 100)
     assert pays_to_unpad(mask) is expected
+
+
+def test_row_counts_keep_five_significant_bits():
+    counts = [row_count(tokens) for tokens in range(1, 2049)]
+    assert all(0 <= count - tokens <= tokens / 16 for tokens, count in enumerate(counts, 1))
+    assert row_count(33) == 34 and row_count(69) == 72 and row_count(230) == 232
+    assert len({row_count(tokens) for tokens in range(257, 2049)}) == 16 * 3  # 3 octaves
