@@ -76,6 +76,28 @@ def test_repeated_references_are_encoded_once_across_engines(pairs):
     assert cache.hits == len(set(references[:40]))
 
 
+def test_an_output_equal_to_a_cached_reference_is_not_encoded_again(pairs, monkeypatch):
+    candidates, references = pairs
+    engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache())
+    engine.score(candidates[:4], references[:4])
+    stored = len(engine.cache)
+    encoded_texts: list[int] = []
+    real_forward = LoadedEncoder.hidden_states
+
+    def counted(self, input_ids, attention_mask):
+        encoded_texts.append(input_ids.shape[0])
+        return real_forward(self, input_ids, attention_mask)
+
+    monkeypatch.setattr(LoadedEncoder, "hidden_states", counted)
+    # Item 0's output is item 1's reference, which the first call cached.
+    outputs = [references[1], candidates[5]]
+    got = _table(engine.score(outputs, references[:2]))
+    assert encoded_texts == [1]  # only candidates[5]
+    assert len(engine.cache) == stored  # outputs are still not stored
+    fresh = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache(0))
+    assert (got - _table(fresh.score(outputs, references[:2]))).abs().max().item() <= TOLERANCE
+
+
 def test_a_micro_batch_is_one_forward_pass_cold_or_warm(pairs, monkeypatch):
     """New references and outputs are encoded together, so an 8-item micro-batch makes
     one forward pass of 16 texts, not two of 8; with the references cached, one of 8."""

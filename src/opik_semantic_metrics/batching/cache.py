@@ -97,14 +97,7 @@ class EmbeddingCache:
         Returns:
             One value per text of ``texts``, in order.
         """
-        found: dict[str, ValueT] = {}
-        with self._lock:
-            for text in dict.fromkeys(texts):
-                entry = self._entries.get((namespace, text))
-                if entry is not None:
-                    self._entries.move_to_end((namespace, text))
-                    found[text] = entry[0]
-                    self.hits += 1
+        found: dict[str, ValueT] = self.lookup(namespace, texts)
         missing = [text for text in dict.fromkeys(texts) if text not in found]
         if missing:
             values = list(compute(missing))
@@ -113,6 +106,28 @@ class EmbeddingCache:
             found.update(zip(missing, values, strict=True))
             self._store(namespace, missing, values)
         return [found[text] for text in texts]
+
+    def lookup(self, namespace: Hashable, texts: Sequence[str]) -> dict[str, Any]:
+        """The cached values of those of ``texts`` that are cached; stores nothing.
+
+        For texts worth reusing when someone else cached them but not worth keeping
+        (outputs equal to a reference, say).
+
+        Example:
+            >>> cache = EmbeddingCache()
+            >>> _ = cache.get_or_compute(("demo",), ["ab"], lambda t: [torch.zeros(1)] * len(t))
+            >>> list(cache.lookup(("demo",), ["ab", "cd"])), len(cache)
+            (['ab'], 1)
+        """
+        found: dict[str, Any] = {}
+        with self._lock:
+            for text in dict.fromkeys(texts):
+                entry = self._entries.get((namespace, text))
+                if entry is not None:
+                    self._entries.move_to_end((namespace, text))
+                    found[text] = entry[0]
+            self.hits += len(found)
+        return found
 
     def _store(self, namespace: Hashable, texts: list[str], values: list[Any]) -> None:
         with self._lock:

@@ -348,14 +348,19 @@ class BERTScoreEngine:
 
         Ids and embeddings of ``cached`` texts come from the process-wide cache, keyed on
         the exact text and everything the embeddings depend on, so a reference is encoded
-        once per process whatever metric, item or experiment asks for it. The cache's
-        misses and ``texts`` are encoded together, in one list of forward passes, so that
-        a micro-batch of a few items still makes batches as large as it can. Weights
-        depend on the engine's idf table and are looked up afresh.
+        once per process whatever metric, item or experiment asks for it. ``texts`` are
+        not stored, but one that is cached already (an output equal to a reference) is
+        taken from the cache. The cache's misses and ``texts`` are encoded together, in
+        one list of forward passes, so that a micro-batch of a few items still makes
+        batches as large as it can. Weights depend on the engine's idf table and are
+        looked up afresh.
         """
+        namespace = (self.encoder.cache_key, "bertscore-token-embeddings")
         from_cache = list(dict.fromkeys(cached))
         cached_set = set(from_cache)
         fresh = [text for text in dict.fromkeys(texts) if text not in cached_set]
+        known = self.cache.lookup(namespace, fresh)
+        fresh = [text for text in fresh if text not in known]
         fresh_values: list[tuple[EncodedText, torch.Tensor]] = []
 
         def encode_with_fresh(missing: list[str]) -> list[tuple[EncodedText, torch.Tensor]]:
@@ -364,14 +369,13 @@ class BERTScoreEngine:
             return values[: len(missing)]
 
         if from_cache:
-            namespace = (self.encoder.cache_key, "bertscore-token-embeddings")
             cached_values = self.cache.get_or_compute(namespace, from_cache, encode_with_fresh)
         else:
             cached_values = []
         if fresh and not fresh_values:  # every cached text was a hit
             fresh_values = self._encode_and_embed(fresh)
-        unique = from_cache + fresh
-        computed = cached_values + fresh_values
+        unique = from_cache + list(known) + fresh
+        computed = cached_values + list(known.values()) + fresh_values
         weights = self._weights([encoded for encoded, _embeddings in computed])
         return {
             text: _TextEmbedding(encoded=encoded, embeddings=embeddings, weights=text_weights)
