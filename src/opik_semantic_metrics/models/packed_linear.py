@@ -46,6 +46,14 @@ from transformers.activations import GELUActivation
 _X86_64 = {"x86_64", "amd64"}
 
 
+#: oneDNN's product with a packed weight, resolved once (``torch.ops`` looks it up per call).
+_LINEAR_POINTWISE = (
+    torch.ops.mkldnn._linear_pointwise.default
+    if hasattr(torch.ops.mkldnn, "_linear_pointwise")
+    else None
+)
+
+
 class PackedLinear(torch.nn.Module):
     """An inference-only ``nn.Linear`` whose weight is packed once for oneDNN.
 
@@ -76,14 +84,11 @@ class PackedLinear(torch.nn.Module):
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
         """``inputs @ weight.T + bias`` over the last dimension; any leading dimensions."""
-        rows = inputs.reshape(-1, self.in_features)
-        if not rows.is_contiguous():
-            rows = rows.contiguous()
+        if not inputs.is_contiguous():
+            inputs = inputs.contiguous()
+        # The operator takes the leading dimensions as they are (no reshapes around it).
         # For "gelu", the trailing "none" picks the exact (erf) form, not the tanh one.
-        output = torch.ops.mkldnn._linear_pointwise(
-            rows, self.packed_weight, self.bias, self.activation, [], "none"
-        )
-        return output.reshape(*inputs.shape[:-1], self.out_features)
+        return _LINEAR_POINTWISE(inputs, self.packed_weight, self.bias, self.activation, [], "none")
 
     def extra_repr(self) -> str:
         text = f"in_features={self.in_features}, out_features={self.out_features}, packed=oneDNN"
