@@ -578,17 +578,17 @@ class BERTScoreEngine:
         if counted.numel() == 0:
             return None, None
         similarities = best_similarity[counted]
-        chosen = (counted[int(similarities.argmax())], counted[int(similarities.argmin())])
-        candidate_tokens = self.text_encoder.tokens(candidate.encoded.ids)
-        reference_tokens = self.text_encoder.tokens(reference.encoded.ids)
-        best, worst = (
-            TokenMatch(
-                candidate_token=candidate_tokens[int(position)],
-                reference_token=reference_tokens[int(best_index[position])],
-                similarity=float(best_similarity[position]),
+
+        def token_match(position: int) -> TokenMatch:
+            matched = int(best_index[position])
+            # Only the two tokens shown are turned back into text.
+            candidate_token, reference_token = self.text_encoder.tokens(
+                [candidate.encoded.ids[position], reference.encoded.ids[matched]]
             )
-            for position in chosen
-        )
+            return TokenMatch(candidate_token, reference_token, float(best_similarity[position]))
+
+        best = token_match(int(counted[int(similarities.argmax())]))
+        worst = token_match(int(counted[int(similarities.argmin())]))
         return best, worst
 
     # -- inspection --------------------------------------------------------------------
