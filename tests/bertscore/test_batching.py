@@ -76,19 +76,25 @@ def test_repeated_references_are_encoded_once_across_engines(pairs):
     assert cache.hits == len(set(references[:40]))
 
 
+def record_forward_batch_sizes(monkeypatch) -> list[int]:
+    """From now on, the number of texts of every forward pass, in order."""
+    batch_sizes: list[int] = []
+    real_forward = LoadedEncoder.hidden_states
+
+    def counted(self, input_ids, attention_mask):
+        batch_sizes.append(input_ids.shape[0])
+        return real_forward(self, input_ids, attention_mask)
+
+    monkeypatch.setattr(LoadedEncoder, "hidden_states", counted)
+    return batch_sizes
+
+
 def test_an_output_equal_to_a_cached_reference_is_not_encoded_again(pairs, monkeypatch):
     candidates, references = pairs
     engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache())
     engine.score(candidates[:4], references[:4])
     stored = len(engine.cache)
-    encoded_texts: list[int] = []
-    real_forward = LoadedEncoder.hidden_states
-
-    def counted(self, input_ids, attention_mask):
-        encoded_texts.append(input_ids.shape[0])
-        return real_forward(self, input_ids, attention_mask)
-
-    monkeypatch.setattr(LoadedEncoder, "hidden_states", counted)
+    encoded_texts = record_forward_batch_sizes(monkeypatch)
     # Item 0's output is item 1's reference, which the first call cached.
     outputs = [references[1], candidates[5]]
     got = _table(engine.score(outputs, references[:2]))
@@ -105,14 +111,7 @@ def test_a_micro_batch_is_one_forward_pass_cold_or_warm(pairs, monkeypatch):
     engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache())
     expected = _table(engine.score(candidates[:8], references[:8]))
     engine.cache.clear()
-    batch_sizes: list[int] = []
-    real_forward = LoadedEncoder.hidden_states
-
-    def counted(self, input_ids, attention_mask):
-        batch_sizes.append(input_ids.shape[0])
-        return real_forward(self, input_ids, attention_mask)
-
-    monkeypatch.setattr(LoadedEncoder, "hidden_states", counted)
+    batch_sizes = record_forward_batch_sizes(monkeypatch)
     cold = _table(engine.score(candidates[:8], references[:8]))
     warm = _table(engine.score(candidates[:8], references[:8]))
     assert batch_sizes == [16, 8]
