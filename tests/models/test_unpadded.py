@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
-from transformers import AutoModel
+from transformers import AutoModel, BertConfig, BertModel
 
 from opik_semantic_metrics.models.loading import load_encoder
+from opik_semantic_metrics.models.packed_linear import pack_linear_layers, packing_supported
 from opik_semantic_metrics.models.unpadded import (
+    _compiled_layers,
+    _layer_stack,
+    _run_layers,
     pays_to_unpad,
     row_count,
     supports_unpadded,
@@ -72,6 +78,52 @@ def test_a_truncated_packed_minilm_runs_unpadded_and_keeps_its_hidden_states(min
         got = encoder.hidden_states(ids, mask)
     real = mask.bool()
     assert torch.allclose(got[real], expected[real], atol=1e-5, rtol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def packed_tiny_bert(tiny_bert):
+    if not packing_supported(torch.float32):
+        pytest.skip("oneDNN packing needs an x86-64 CPU and PyTorch built with oneDNN")
+    model = copy.deepcopy(tiny_bert)
+    assert pack_linear_layers(model) > 0
+    return model
+
+
+def test_a_packed_model_with_its_gelu_fused_runs_unpadded(packed_tiny_bert, tiny_bert):
+    assert supports_unpadded(packed_tiny_bert) and _layer_stack(packed_tiny_bert).packed
+    ids, mask = padded_batch([9, 2, 5], tiny_bert.config.pad_token_id, tiny_bert.config.vocab_size)
+    with torch.inference_mode():
+        expected = tiny_bert(input_ids=ids, attention_mask=mask).last_hidden_state
+        got = unpadded_hidden_states(packed_tiny_bert, ids, mask)
+    real = mask.bool()
+    assert torch.allclose(got[real], expected[real], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("model_name", ["tiny_bert", "packed_tiny_bert"])
+def test_the_compiled_layers_compute_what_the_python_function_does(model_name, request):
+    model = request.getfixturevalue(model_name)
+    # TorchScript works in every environment we test in, so the compiled path is the one run.
+    assert isinstance(_compiled_layers(), torch.jit.ScriptFunction)
+    ids, mask = padded_batch([20, 13, 4], model.config.pad_token_id, model.config.vocab_size)
+    with torch.inference_mode():
+        hidden = model.embeddings(input_ids=ids)
+        rows = row_count(int(mask.sum()))
+        compiled = _compiled_layers()(hidden, mask, rows, *_layer_stack(model))
+        python = _run_layers(hidden, mask, rows, *_layer_stack(model))
+    assert torch.equal(compiled, python)
+
+
+@pytest.mark.parametrize("activation", ["relu", "gelu_new"])
+def test_a_model_with_another_activation_runs_through_transformers(activation):
+    config = BertConfig(
+        vocab_size=60, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=32, hidden_act=activation,
+    )  # fmt: skip
+    model = BertModel(config).eval()
+    assert _layer_stack(model) is None and not supports_unpadded(model)
+    ids, mask = padded_batch([5, 2], 0, 60)
+    with pytest.raises(ValueError, match="cannot be run unpadded"):
+        unpadded_hidden_states(model, ids, mask)
 
 
 def test_models_of_other_families_or_in_training_mode_are_not_run_unpadded(tmp_path, tiny_bert):

@@ -156,7 +156,8 @@ def pack_linear_layers(model: torch.nn.Module) -> int:
     return replaced
 
 
-def _is_exact_gelu(module: object) -> bool:
+def is_exact_gelu(module: object) -> bool:
+    """Whether ``module`` is the exact (erf) GELU, as transformers' or as ``nn.GELU``."""
     if isinstance(module, GELUActivation):
         return module.act is torch.nn.functional.gelu
     return type(module) is torch.nn.GELU and module.approximate == "none"
@@ -171,7 +172,7 @@ def _fuse_gelu(module: torch.nn.Module) -> None:
     dense, activation = getattr(module, "dense", None), getattr(module, "intermediate_act_fn", None)
     if not isinstance(dense, PackedLinear) or dense.activation != "none":
         return
-    if not _is_exact_gelu(activation):
+    if not is_exact_gelu(activation):
         return
     generator = torch.Generator().manual_seed(0)
     dtype = dense.dtype
