@@ -12,12 +12,10 @@ from opik_semantic_metrics.models.loading import load_encoder
 from opik_semantic_metrics.models.packed_linear import pack_linear_layers, packing_supported
 from opik_semantic_metrics.models.unpadded import (
     _compiled_layers,
-    _layer_stack,
     _run_layers,
     pays_to_unpad,
+    prepare_unpadded,
     row_count,
-    supports_unpadded,
-    unpadded_hidden_states,
 )
 from tiny_models import build_tiny_bert, build_tiny_gpt2, build_tiny_roberta
 
@@ -46,11 +44,12 @@ def tiny_roberta(tmp_path_factory):
 @pytest.mark.parametrize("lengths", [[9, 2, 5, 9, 1], [20, 13], [20, 20, 20, 9]])  # 26, 33, 69
 def test_real_tokens_get_the_models_own_hidden_states(family, lengths, request):
     model = request.getfixturevalue(family)
-    assert supports_unpadded(model)
+    unpadded = prepare_unpadded(model)
+    assert unpadded is not None
     ids, mask = padded_batch(lengths, model.config.pad_token_id, model.config.vocab_size)
     with torch.inference_mode():
         expected = model(input_ids=ids, attention_mask=mask).last_hidden_state
-        got = unpadded_hidden_states(model, ids, mask)
+        got = unpadded.hidden_states(ids, mask)
     real = mask.bool()
     assert got.shape == expected.shape
     assert torch.allclose(got[real], expected[real], atol=1e-6, rtol=1e-6)
@@ -59,19 +58,19 @@ def test_real_tokens_get_the_models_own_hidden_states(family, lengths, request):
 
 def test_each_text_is_independent_of_the_batch_it_runs_in(tiny_roberta):
     model = tiny_roberta
+    unpadded = prepare_unpadded(model)
     ids, mask = padded_batch([7, 3, 12], model.config.pad_token_id, model.config.vocab_size)
     with torch.inference_mode():
-        together = unpadded_hidden_states(model, ids, mask)
+        together = unpadded.hidden_states(ids, mask)
         for row, length in enumerate(mask.sum(dim=1).tolist()):
-            alone = unpadded_hidden_states(
-                model, ids[row : row + 1, :length], mask[row : row + 1, :length]
-            )
+            one = slice(row, row + 1)
+            alone = unpadded.hidden_states(ids[one, :length], mask[one, :length])
             assert torch.allclose(together[row, :length], alone[0], atol=1e-6, rtol=1e-6)
 
 
 def test_a_truncated_packed_minilm_runs_unpadded_and_keeps_its_hidden_states(minilm_path):
     encoder = load_encoder(str(minilm_path), layer=4, device="cpu")
-    assert encoder.truncated_model and encoder.unpadded
+    assert encoder.truncated_model and encoder.unpadded is not None
     ids, mask = padded_batch([14, 3, 8, 21], 0, encoder.tokenizer.vocab_size)
     with torch.inference_mode():
         expected = encoder.model(input_ids=ids, attention_mask=mask)[0]
@@ -90,11 +89,12 @@ def packed_tiny_bert(tiny_bert):
 
 
 def test_a_packed_model_with_its_gelu_fused_runs_unpadded(packed_tiny_bert, tiny_bert):
-    assert supports_unpadded(packed_tiny_bert) and _layer_stack(packed_tiny_bert).packed
+    unpadded = prepare_unpadded(packed_tiny_bert)
+    assert unpadded is not None and unpadded.packed
     ids, mask = padded_batch([9, 2, 5], tiny_bert.config.pad_token_id, tiny_bert.config.vocab_size)
     with torch.inference_mode():
         expected = tiny_bert(input_ids=ids, attention_mask=mask).last_hidden_state
-        got = unpadded_hidden_states(packed_tiny_bert, ids, mask)
+        got = unpadded.hidden_states(ids, mask)
     real = mask.bool()
     assert torch.allclose(got[real], expected[real], atol=1e-5, rtol=1e-5)
 
@@ -104,34 +104,34 @@ def test_the_compiled_layers_compute_what_the_python_function_does(model_name, r
     model = request.getfixturevalue(model_name)
     # TorchScript works in every environment we test in, so the compiled path is the one run.
     assert isinstance(_compiled_layers(), torch.jit.ScriptFunction)
+    unpadded = prepare_unpadded(model)
+    weights = (unpadded.heads, unpadded.eps, unpadded.packed)
+    weights += (unpadded.weights, unpadded.biases, unpadded.norms)
     ids, mask = padded_batch([20, 13, 4], model.config.pad_token_id, model.config.vocab_size)
     with torch.inference_mode():
         hidden = model.embeddings(input_ids=ids)
         rows = row_count(int(mask.sum()))
-        compiled = _compiled_layers()(hidden, mask, rows, *_layer_stack(model))
-        python = _run_layers(hidden, mask, rows, *_layer_stack(model))
+        compiled = _compiled_layers()(hidden, mask, rows, *weights)
+        python = _run_layers(hidden, mask, rows, *weights)
     assert torch.equal(compiled, python)
 
 
 @pytest.mark.parametrize("activation", ["relu", "gelu_new"])
-def test_a_model_with_another_activation_runs_through_transformers(activation):
+def test_a_model_with_another_activation_is_left_to_transformers(activation):
     config = BertConfig(
         vocab_size=60, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
         intermediate_size=32, hidden_act=activation,
     )  # fmt: skip
     model = BertModel(config).eval()
-    assert _layer_stack(model) is None and not supports_unpadded(model)
-    ids, mask = padded_batch([5, 2], 0, 60)
-    with pytest.raises(ValueError, match="cannot be run unpadded"):
-        unpadded_hidden_states(model, ids, mask)
+    assert prepare_unpadded(model) is None
 
 
 def test_models_of_other_families_or_in_training_mode_are_not_run_unpadded(tmp_path, tiny_bert):
     gpt2 = AutoModel.from_pretrained(build_tiny_gpt2(tmp_path / "gpt2")).eval()
-    assert not supports_unpadded(gpt2)
+    assert prepare_unpadded(gpt2) is None
     tiny_bert.train()
     try:
-        assert not supports_unpadded(tiny_bert)
+        assert prepare_unpadded(tiny_bert) is None
     finally:
         tiny_bert.eval()
 
@@ -140,7 +140,7 @@ def test_the_probe_rejects_a_model_whose_attention_computes_something_else(tmp_p
     model = AutoModel.from_pretrained(build_tiny_bert(tmp_path / "bert")).eval()
     # transformers reads each layer's own scale; the unpadded layers use 1/sqrt(head size).
     model.encoder.layer[0].attention.self.scaling = 0.5
-    assert not supports_unpadded(model)
+    assert prepare_unpadded(model) is None
 
 
 @pytest.mark.parametrize(

@@ -34,9 +34,9 @@ from opik_semantic_metrics.errors import ModelUnavailableError
 from opik_semantic_metrics.models.packed_linear import cpu_has_native_bf16, pack_linear_layers
 from opik_semantic_metrics.models.registry import MINILM_HUB_ID, PACKAGED_MODEL_ALIASES
 from opik_semantic_metrics.models.unpadded import (
+    UnpaddedEncoder,
     pays_to_unpad,
-    supports_unpadded,
-    unpadded_hidden_states,
+    prepare_unpadded,
 )
 
 #: Tokenizers without a real limit report this sentinel (transformers' VERY_LARGE_INTEGER).
@@ -265,8 +265,9 @@ class LoadedEncoder:
             ``packed_linear.py``).
         max_length: Token limit, special tokens included.
         packed_linear_layers: How many linear layers were packed (0 off the CPU).
-        unpadded: :meth:`hidden_states` runs the layers on real tokens only, without
-            padding (BERT-family models; see ``unpadded.py``).
+        unpadded: Where :meth:`hidden_states` can run the layers on real tokens only,
+            without padding, the model's weights read for that (BERT-family models; see
+            ``unpadded.py``); ``None`` elsewhere.
     """
 
     name: str
@@ -281,7 +282,7 @@ class LoadedEncoder:
     use_fast_tokenizer: bool
     truncated_model: bool
     packed_linear_layers: int
-    unpadded: bool
+    unpadded: UnpaddedEncoder | None
     # Fast tokenizers keep truncation settings in shared Rust state that may not be
     # changed from two threads at once ("Already borrowed"); calls are serialised.
     tokenizer_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -299,8 +300,8 @@ class LoadedEncoder:
         are zeros when :attr:`unpadded` and the batch has padding to skip).
         """
         if self.truncated_model:
-            if self.unpadded and pays_to_unpad(attention_mask):
-                return unpadded_hidden_states(self.model, input_ids, attention_mask)
+            if self.unpadded is not None and pays_to_unpad(attention_mask):
+                return self.unpadded.hidden_states(input_ids, attention_mask)
             return self.model(input_ids=input_ids, attention_mask=attention_mask)[0]
         return self.all_hidden_states(input_ids, attention_mask)[self.layer]
 
@@ -415,5 +416,5 @@ def _load(
         use_fast_tokenizer=use_fast_tokenizer,
         truncated_model=truncated,
         packed_linear_layers=packed,
-        unpadded=truncated and supports_unpadded(model),
+        unpadded=prepare_unpadded(model) if truncated else None,
     )

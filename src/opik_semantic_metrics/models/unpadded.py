@@ -8,7 +8,7 @@ BERTScore's batcher forms from Opik's per-item calls on
 ``benchmarks/bertscore_throughput.py``'s captions (lengths 8 to 21 tokens, in the order
 they arrive).
 
-:func:`unpadded_hidden_states` runs the model's own weights, in the model's own order, on
+:meth:`UnpaddedEncoder.hidden_states` runs the model's own weights, in the model's own order, on
 a ``(tokens, width)`` matrix of the real tokens; only the attention product, which mixes
 the tokens of one text, puts the rows back into a padded ``(batch, heads, length, head
 size)`` layout and takes them out again. With ``x`` the real tokens' hidden states and
@@ -37,7 +37,7 @@ against 18-20 s. Whole lists (case d), with no other threads, gained nothing bey
 noise. Where TorchScript cannot compile (PyTorch without it, no source files) the
 same function runs as Python, with the same results.
 
-Used only where it is known to hold (:func:`supports_unpadded`): an exact ``BertModel``,
+Used only where it is known to hold (:func:`prepare_unpadded`): an exact ``BertModel``,
 ``RobertaModel`` or ``XLMRobertaModel`` (the families of bert_score's default models and
 of all-MiniLM-L6-v2) with absolute positions, no decoder, transformers' layer layout and
 the exact GELU (every linear layer plain, or every one packed with the GELU fused, see
@@ -58,7 +58,7 @@ import functools
 import logging
 import warnings
 from collections.abc import Callable
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import torch
 
@@ -66,7 +66,7 @@ from opik_semantic_metrics.models.packed_linear import PackedLinear, is_exact_ge
 
 logger = logging.getLogger(__name__)
 
-#: The model classes (by name) whose layers :func:`unpadded_hidden_states` knows.
+#: The model classes (by name) whose layers :class:`UnpaddedEncoder` knows.
 UNPADDED_MODEL_CLASSES = frozenset({"BertModel", "RobertaModel", "XLMRobertaModel"})
 #: Least share of padded positions in a batch for which running without padding pays:
 #: taking the rows out and putting them back (a concatenation, zero fills, index copies)
@@ -92,35 +92,17 @@ def pays_to_unpad(attention_mask: torch.Tensor) -> bool:
     return padded > MIN_PADDED_SHARE * attention_mask.numel()
 
 
-def unpadded_hidden_states(
-    model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor
-) -> torch.Tensor:
-    """The last hidden states of a BERT-family ``model``, computed on real tokens only.
+@dataclass(frozen=True, eq=False)
+class UnpaddedEncoder:
+    """A BERT-family model's embeddings and layer weights, read once, to run on real tokens.
 
-    Args:
-        model: A model :func:`supports_unpadded` accepts, in eval mode; its layers above
-            the wanted one may have been dropped.
-        input_ids: ``(batch, length)`` token ids, padded with the model's padding id.
-        attention_mask: ``(batch, length)``, 1 for real tokens and 0 for padding.
-
-    Returns:
-        ``(batch, length, width)``: ``res[b, t]`` = hidden state of token ``t`` of text
-        ``b``; zeros at padded positions.
-
-    Raises:
-        ValueError: ``model``'s layers are not the ones this module knows.
+    Made by :func:`prepare_unpadded`, which checks that it gives the model's own hidden
+    states. It holds the model's own tensors (no copies): the model must not be changed
+    afterwards.
     """
-    stack = _layer_stack(model)
-    if stack is None:
-        raise ValueError(f"{type(model).__name__}'s layers cannot be run unpadded.")
-    hidden = model.embeddings(input_ids=input_ids)
-    rows = row_count(int(attention_mask.sum()))
-    return _compiled_layers()(hidden, attention_mask, rows, *stack)
 
-
-class _LayerStack(NamedTuple):
-    """A BERT-family encoder's layer weights, as :func:`_run_layers` takes them."""
-
+    #: The model's embeddings module (word, position and token-type embeddings, LayerNorm).
+    embeddings: torch.nn.Module
     heads: int
     eps: float
     #: Whether the linear layers are :class:`PackedLinear` (GELU fused into the first
@@ -132,12 +114,68 @@ class _LayerStack(NamedTuple):
     #: Per layer: attention LayerNorm weight and bias, feed-forward LayerNorm weight and bias.
     norms: list[torch.Tensor]
 
+    def hidden_states(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """The model's last hidden states, computed on real tokens only.
 
-def _layer_stack(model: torch.nn.Module) -> _LayerStack | None:
-    """``model``'s layers in the form :func:`_run_layers` takes, if they have transformers'
-    BERT layout (every linear layer plain or every one packed, the exact GELU, one
-    LayerNorm epsilon); ``None`` otherwise."""
+        Args:
+            input_ids: ``(batch, length)`` token ids, padded with the model's padding id.
+            attention_mask: ``(batch, length)``, 1 for real tokens and 0 for padding.
+
+        Returns:
+            ``(batch, length, width)``: ``res[b, t]`` = hidden state of token ``t`` of
+            text ``b``; zeros at padded positions.
+        """
+        hidden = self.embeddings(input_ids=input_ids)
+        rows = row_count(int(attention_mask.sum()))
+        return _compiled_layers()(
+            hidden, attention_mask, rows, self.heads, self.eps, self.packed,
+            self.weights, self.biases, self.norms,
+        )  # fmt: skip
+
+
+def prepare_unpadded(model: torch.nn.Module) -> UnpaddedEncoder | None:
+    """``model``'s :class:`UnpaddedEncoder`, or ``None`` where it would not give the model's
+    own last hidden states.
+
+    Checks the class, configuration and layer layout, then a probe batch of two texts of
+    different lengths against the model's own output (float32 within 1e-5, half types
+    within 5e-2).
+    """
+    config = getattr(model, "config", None)
+    if type(model).__name__ not in UNPADDED_MODEL_CLASSES or config is None:
+        return None
+    if getattr(config, "is_decoder", False) or model.training:
+        return None
+    if getattr(config, "position_embedding_type", "absolute") != "absolute":
+        return None
+    encoder = _read_layers(model)
+    if encoder is None:
+        return None
+    parameter = next(model.parameters())
+    pad_id = config.pad_token_id if config.pad_token_id is not None else 0
+    # Ids past the special tokens; the shorter text is padded with the model's padding id.
+    ids = torch.arange(5, 12, device=parameter.device) % config.vocab_size
+    input_ids = torch.stack((ids, ids.flip(0)))
+    input_ids[1, 4:] = pad_id
+    mask = torch.ones_like(input_ids)
+    mask[1, 4:] = 0
+    with torch.inference_mode():
+        expected = model(input_ids=input_ids, attention_mask=mask)[0]
+        try:
+            got = encoder.hidden_states(input_ids, mask)
+        except (AttributeError, RuntimeError, TypeError):
+            return None
+    tolerance = 1e-5 if parameter.dtype == torch.float32 else 5e-2
+    got, expected = got[mask.bool()].float(), expected[mask.bool()].float()
+    return encoder if torch.allclose(got, expected, rtol=tolerance, atol=tolerance) else None
+
+
+def _read_layers(model: torch.nn.Module) -> UnpaddedEncoder | None:
+    """``model``'s embeddings and layer weights, if its layers have transformers' BERT
+    layout (every linear layer plain or every one packed, the exact GELU, one LayerNorm
+    epsilon); ``None`` otherwise."""
     try:
+        embeddings = model.embeddings
         layers = list(model.encoder.layer)
         heads = layers[0].attention.self.num_attention_heads
         linears = [
@@ -179,7 +217,8 @@ def _layer_stack(model: torch.nn.Module) -> _LayerStack | None:
         return None
     if len({norm.eps for norm in norm_modules}) != 1:
         return None
-    return _LayerStack(
+    return UnpaddedEncoder(
+        embeddings=embeddings,
         heads=heads,
         eps=norm_modules[0].eps,
         packed=packed,
@@ -270,38 +309,3 @@ def _compiled_layers() -> Callable[..., torch.Tensor]:
     except Exception as error:  # TorchScript missing, removed or unable to compile this
         logger.debug("Unpadded layers run as Python; TorchScript failed: %s", error)
         return _run_layers
-
-
-def supports_unpadded(model: torch.nn.Module) -> bool:
-    """Whether :func:`unpadded_hidden_states` gives ``model``'s own last hidden states.
-
-    Checks the class and configuration, then a probe batch of two texts of different
-    lengths against the model's own output (float32 within 1e-5, half types within
-    5e-2).
-    """
-    config = getattr(model, "config", None)
-    if type(model).__name__ not in UNPADDED_MODEL_CLASSES or config is None:
-        return False
-    if getattr(config, "is_decoder", False) or model.training:
-        return False
-    if getattr(config, "position_embedding_type", "absolute") != "absolute":
-        return False
-    if _layer_stack(model) is None:
-        return False
-    parameter = next(model.parameters())
-    pad_id = config.pad_token_id if config.pad_token_id is not None else 0
-    # Ids past the special tokens; the shorter text is padded with the model's padding id.
-    ids = torch.arange(5, 12, device=parameter.device) % config.vocab_size
-    input_ids = torch.stack((ids, ids.flip(0)))
-    input_ids[1, 4:] = pad_id
-    mask = torch.ones_like(input_ids)
-    mask[1, 4:] = 0
-    with torch.inference_mode():
-        expected = model(input_ids=input_ids, attention_mask=mask)[0]
-        try:
-            got = unpadded_hidden_states(model, input_ids, mask)
-        except (AttributeError, RuntimeError, TypeError, ValueError):
-            return False
-    tolerance = 1e-5 if parameter.dtype == torch.float32 else 5e-2
-    real = mask.bool()
-    return torch.allclose(got[real].float(), expected[real].float(), rtol=tolerance, atol=tolerance)
