@@ -21,6 +21,8 @@ import torch
 
 ValueT = TypeVar("ValueT")
 
+_SCALARS = (int, float, str, bool)
+
 #: Default bound of the process-wide cache.
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 
@@ -30,7 +32,8 @@ def size_in_bytes(value: Any) -> int:
     if isinstance(value, torch.Tensor):
         return value.element_size() * value.nelement()
     if isinstance(value, (tuple, list)):
-        return sum(size_in_bytes(part) for part in value)
+        # Token-id tuples hold one int a token: skip them rather than recurse into each.
+        return sum(size_in_bytes(part) for part in value if not isinstance(part, _SCALARS))
     fields = getattr(value, "__dataclass_fields__", None)
     if fields is not None:
         return sum(size_in_bytes(getattr(value, name)) for name in fields)
