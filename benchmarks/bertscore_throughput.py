@@ -14,6 +14,14 @@ and the packaged all-MiniLM-L6-v2 (layer 6, float32):
   (f) (d) with ``dtype="fast"`` (bf16 where the hardware has it), with its largest
       F1 deviation from float32.
 
+Two more cases tell where (c)'s time goes:
+
+  (g) our ``BERTScore.score`` per item from 16 plain threads, without Opik: the metric's
+      own per-item throughput;
+  (h) Opik's engine alone: ``opik.evaluate_on_dict_items`` with 16 threads and a metric
+      that returns three fixed scores at once (as many as ours returns), so the pairs/s
+      of the evaluation machinery itself.
+
 Each case runs in a fresh process, so that its peak resident memory is its own; the
 cases are interleaved over ``--rounds`` rounds and the median of each is reported.
 Pairs/s exclude start-up: every case loads its model and runs one warm-up pair (through
@@ -143,6 +151,20 @@ def _evaluate(metric, candidates: list[str], references: list[str]):
     )
 
 
+def _fixed_scores_metric():
+    """An Opik metric that computes nothing and returns three fixed scores (case h)."""
+    from opik.evaluation.metrics import base_metric, score_result
+
+    class FixedScores(base_metric.BaseMetric):
+        def score(self, output: str, reference: str, **ignored_kwargs):
+            return [
+                score_result.ScoreResult(name=f"fixed_{key}", value=0.5, reason="fixed")
+                for key in ("f1", "precision", "recall")
+            ]
+
+    return FixedScores(name="fixed", track=False)
+
+
 def run_case(case: str, pairs: int, subset: int, device: str) -> dict[str, float]:
     """Run one case in this process; returns its figures."""
     _quiet()
@@ -166,6 +188,23 @@ def run_case(case: str, pairs: int, subset: int, device: str) -> dict[str, float
         _evaluate(metric, system_a[:subset], references[:subset])
         result["seconds"] = time.perf_counter() - start
         result["pairs"] = subset
+    elif case == "g":
+        from concurrent.futures import ThreadPoolExecutor
+
+        from opik_semantic_metrics import BERTScore
+
+        metric = BERTScore(model="all-MiniLM-L6-v2", device=device, track=False)
+        metric.score(output=warm_candidate, reference=warm_reference)
+        start = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            list(pool.map(metric.score, system_a, references))
+        result["seconds"] = time.perf_counter() - start
+    elif case == "h":
+        metric = _fixed_scores_metric()
+        _evaluate(metric, [warm_candidate], [warm_reference])
+        start = time.perf_counter()
+        _evaluate(metric, system_a, references)
+        result["seconds"] = time.perf_counter() - start
     elif case in {"c", "d", "f"}:
         from opik_semantic_metrics import BERTScore
 
@@ -199,9 +238,12 @@ def run_case(case: str, pairs: int, subset: int, device: str) -> dict[str, float
     return result
 
 
-def sgemm_gflops(size: int = 2048, repeats: int = 7) -> float:
+def sgemm_gflops(size: int = 2048, repeats: int = 25) -> float:
     """This machine's float32 matrix-multiply peak, GFLOP/s: the best run of MKL's sgemm
-    (``torch.mm``) and of oneDNN's packed product (what our encoders use on x86-64)."""
+    (``torch.mm``) and of oneDNN's packed product (what our encoders use on x86-64).
+
+    Best of many short runs, because a neighbour taking a core for a moment halves a run.
+    """
     import torch
 
     from opik_semantic_metrics.models.packed_linear import PackedLinear, packing_supported
@@ -261,9 +303,9 @@ def main() -> None:
     import torch
 
     references, system_a, _system_b = workload(args.pairs)
-    runs: dict[str, list[dict[str, float]]] = {case: [] for case in "abcdf"}
+    runs: dict[str, list[dict[str, float]]] = {case: [] for case in "abcdfgh"}
     for round_index in range(args.rounds):
-        for case in "abcdf":
+        for case in "abcdfgh":
             runs[case].append(_spawn(case, args))
             print(f"round {round_index + 1}: ({case}) done", file=sys.stderr)
 
@@ -277,6 +319,8 @@ def main() -> None:
         "d": args.pairs / median("d"),
         "e": args.pairs / median("c", "seconds_e"),
         "f": args.pairs / median("f"),
+        "g": args.pairs / median("g"),
+        "h": args.pairs / median("h"),
     }
     gflop = workload_gflop(system_a + references)
     peak = sgemm_gflops()
@@ -289,6 +333,8 @@ def main() -> None:
         "d": "ours, score_batch, whole list",
         "e": "ours, per item in Opik, 2nd experiment",
         "f": "ours, score_batch, dtype='fast'",
+        "g": "ours, per item, 16 plain threads (no Opik)",
+        "h": "Opik's engine alone (fixed scores), 16 thr.",
     }
     print(
         f"\nBERTScore throughput, {args.pairs} caption pairs, all-MiniLM-L6-v2 L6, "
@@ -305,10 +351,9 @@ def main() -> None:
         rss_case = "c" if case == "e" else case
         rss = statistics.median(run["peak_rss_mib"] for run in runs[rss_case])
         gflops = gflop * speed / args.pairs
-        print(
-            f"({case}) {label:<44} {speed:8.1f} {speed / pairs_per_s['a']:7.2f} "
-            f"{gflops:8.1f} {100 * gflops / peak:6.0f}% {rss:8.0f}"
-        )
+        work = f"{gflops:8.1f} {100 * gflops / peak:6.0f}%" if case != "h" else f"{'-':>8} {'-':>7}"
+        ratio = speed / pairs_per_s["a"]
+        print(f"({case}) {label:<44} {speed:8.1f} {ratio:7.2f} {work} {rss:8.0f}")
     rss_a = statistics.median(run["peak_rss_mib"] for run in runs["a"])
     rss_c = statistics.median(run["peak_rss_mib"] for run in runs["c"])
     print(
@@ -327,6 +372,7 @@ def main() -> None:
         "d": [args.pairs / run["seconds"] for run in runs["d"]],
         "e": [args.pairs / run["seconds_e"] for run in runs["c"]],
         "f": [args.pairs / run["seconds"] for run in runs["f"]],
+        "g": [args.pairs / run["seconds"] for run in runs["g"]],
     }
     speeds_a = [args.pairs / run["seconds"] for run in runs["a"]]
     for case, speeds in per_round.items():
