@@ -8,11 +8,12 @@ BERTScore's batcher forms from Opik's per-item calls on
 ``benchmarks/bertscore_throughput.py``'s captions (lengths 8 to 21 tokens, in the order
 they arrive).
 
-:meth:`UnpaddedEncoder.hidden_states` runs the model's own weights, in the model's own order, on
-a ``(tokens, width)`` matrix of the real tokens; only the attention product, which mixes
-the tokens of one text, puts the rows back into a padded ``(batch, heads, length, head
-size)`` layout and takes them out again. With ``x`` the real tokens' hidden states and
-``mask`` the padding mask, each layer computes (transformers' BERT, in eval mode)::
+:meth:`UnpaddedEncoder.hidden_states` runs the model's own weights, in the model's own
+order, on a ``(tokens, width)`` matrix of the real tokens; only the attention product,
+which mixes the tokens of one text, puts the rows back into a padded ``(batch, heads,
+length, head size)`` layout and takes them out again. With ``x`` the real tokens' hidden
+states and ``mask`` the padding mask, each layer computes (transformers' BERT, in eval
+mode)::
 
     q, k, v = x Wq + bq, x Wk + bk, x Wv + bv               # split into heads
     a = softmax(q k^T / sqrt(head size) + mask) v           # per text, padded keys masked
@@ -267,9 +268,9 @@ def _run_layers(
     scatter = torch.cat((real, real.new_full((spare,), slots)))
     states = hidden.reshape(slots, width).index_select(0, gather)
     key_mask = (attention_mask != 0)[:, None, None, :]  # (batch, 1, 1, length)
-    for first in range(0, len(weights), 6):
-        w, b = weights[first : first + 6], biases[first : first + 6]
-        norm = norms[first // 6 * 4 : first // 6 * 4 + 4]
+    for layer in range(len(weights) // 6):
+        w, b = weights[6 * layer : 6 * layer + 6], biases[6 * layer : 6 * layer + 6]
+        norm = norms[4 * layer : 4 * layer + 4]
         projected = torch.cat(
             (
                 _linear(states, w[0], b[0], packed, False),
