@@ -20,7 +20,14 @@ Two more cases tell where (c)'s time goes:
       own per-item throughput;
   (h) Opik's engine alone: ``opik.evaluate_on_dict_items`` with 16 threads and a metric
       that returns three fixed scores at once (as many as ours returns), so the pairs/s
-      of the evaluation machinery itself.
+      of the evaluation machinery itself;
+  (i) (c) with Opik's message streamer switched off (``Streamer.put``, which takes
+      every trace and feedback-score message of every item behind one lock, made a
+      no-op): how much of (c) is Opik's logging pipeline. A diagnostic only; it patches
+      a private Opik class, and where that class has changed the case reports nothing.
+
+For (c), (g) and (i) the share of the machine's CPU time left idle while the case ran is
+read from ``/proc/stat`` (Linux), to show how well the work overlaps.
 
 Each case runs in a fresh process, so that its peak resident memory is its own; the
 cases are interleaved over ``--rounds`` rounds and the median of each is reported.
@@ -113,6 +120,35 @@ def workload(pairs: int, seed: int = 0) -> tuple[list[str], list[str], list[str]
     return references, system_a, system_b
 
 
+def _cpu_times() -> list[int] | None:
+    """The machine's CPU time counters (Linux ``/proc/stat``), or None elsewhere."""
+    try:
+        with open("/proc/stat") as stat:
+            return [int(field) for field in stat.readline().split()[1:9]]
+    except OSError:
+        return None
+
+
+def _idle_share(before: list[int] | None, after: list[int] | None) -> float:
+    """Share of CPU time idle between two :func:`_cpu_times` readings (NaN if unknown)."""
+    if before is None or after is None:
+        return float("nan")
+    spent = [end - start for start, end in zip(before, after, strict=True)]
+    return spent[3] / max(sum(spent), 1)  # field 3: idle
+
+
+def _switch_off_opik_streamer() -> bool:
+    """Make Opik's message streamer drop every message (case i); False if it cannot."""
+    try:
+        from opik.message_processing import streamer
+    except ImportError:
+        return False
+    if not callable(getattr(streamer.Streamer, "put", None)):
+        return False
+    streamer.Streamer.put = lambda self, message, force=False: None
+    return True
+
+
 def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -195,10 +231,22 @@ def run_case(case: str, pairs: int, subset: int, device: str) -> dict[str, float
 
         metric = BERTScore(model="all-MiniLM-L6-v2", device=device, track=False)
         metric.score(output=warm_candidate, reference=warm_reference)
-        start = time.perf_counter()
+        cpu_before, start = _cpu_times(), time.perf_counter()
         with ThreadPoolExecutor(max_workers=16) as pool:
             list(pool.map(metric.score, system_a, references))
         result["seconds"] = time.perf_counter() - start
+        result["idle"] = _idle_share(cpu_before, _cpu_times())
+    elif case == "i":
+        from opik_semantic_metrics import BERTScore
+
+        if not _switch_off_opik_streamer():
+            return {"seconds": float("nan"), "idle": float("nan"), "peak_rss_mib": float("nan")}
+        metric = BERTScore(model="all-MiniLM-L6-v2", device=device, track=False)
+        _evaluate(metric, [warm_candidate], [warm_reference])
+        cpu_before, start = _cpu_times(), time.perf_counter()
+        _evaluate(metric, system_a, references)
+        result["seconds"] = time.perf_counter() - start
+        result["idle"] = _idle_share(cpu_before, _cpu_times())
     elif case == "h":
         metric = _fixed_scores_metric()
         _evaluate(metric, [warm_candidate], [warm_reference])
@@ -214,10 +262,11 @@ def run_case(case: str, pairs: int, subset: int, device: str) -> dict[str, float
             _evaluate(metric, [warm_candidate], [warm_reference])  # Opik's engine starts once
         else:
             metric.score_batch([warm_candidate], [warm_reference])
-        start = time.perf_counter()
+        cpu_before, start = _cpu_times(), time.perf_counter()
         if case == "c":
             evaluation = _evaluate(metric, system_a, references)
             result["seconds"] = time.perf_counter() - start
+            result["idle"] = _idle_share(cpu_before, _cpu_times())
             failed = sum(
                 score.scoring_failed
                 for test in evaluation.test_results
@@ -303,9 +352,9 @@ def main() -> None:
     import torch
 
     references, system_a, _system_b = workload(args.pairs)
-    runs: dict[str, list[dict[str, float]]] = {case: [] for case in "abcdfgh"}
+    runs: dict[str, list[dict[str, float]]] = {case: [] for case in "abcdfghi"}
     for round_index in range(args.rounds):
-        for case in "abcdfgh":
+        for case in "abcdfghi":
             runs[case].append(_spawn(case, args))
             print(f"round {round_index + 1}: ({case}) done", file=sys.stderr)
 
@@ -321,6 +370,7 @@ def main() -> None:
         "f": args.pairs / median("f"),
         "g": args.pairs / median("g"),
         "h": args.pairs / median("h"),
+        "i": args.pairs / median("i"),
     }
     gflop = workload_gflop(system_a + references)
     peak = sgemm_gflops()
@@ -335,6 +385,7 @@ def main() -> None:
         "f": "ours, score_batch, dtype='fast'",
         "g": "ours, per item, 16 plain threads (no Opik)",
         "h": "Opik's engine alone (fixed scores), 16 thr.",
+        "i": "(c) with Opik's message streamer off (diag.)",
     }
     print(
         f"\nBERTScore throughput, {args.pairs} caption pairs, all-MiniLM-L6-v2 L6, "
@@ -373,11 +424,17 @@ def main() -> None:
         "e": [args.pairs / run["seconds_e"] for run in runs["c"]],
         "f": [args.pairs / run["seconds"] for run in runs["f"]],
         "g": [args.pairs / run["seconds"] for run in runs["g"]],
+        "i": [args.pairs / run["seconds"] for run in runs["i"]],
     }
     speeds_a = [args.pairs / run["seconds"] for run in runs["a"]]
     for case, speeds in per_round.items():
         ratios = " ".join(f"{speed / a:.2f}" for speed, a in zip(speeds, speeds_a, strict=True))
         print(f"({case})/(a) per round: {ratios}")
+    idle = {case: 100 * median(case, "idle") for case in "cgi"}
+    print(
+        f"CPU idle while running (median): (c) {idle['c']:.0f}%, (g) {idle['g']:.0f}%, "
+        f"(i) {idle['i']:.0f}%"
+    )
     results = Path(__file__).parent / "results"
     results.mkdir(exist_ok=True)
     (results / "bertscore_throughput.json").write_text(
