@@ -236,37 +236,30 @@ def run_case(case: str, pairs: int, subset: int, device: str) -> dict[str, float
             list(pool.map(metric.score, system_a, references))
         result["seconds"] = time.perf_counter() - start
         result["idle"] = _idle_share(cpu_before, _cpu_times())
-    elif case == "i":
-        from opik_semantic_metrics import BERTScore
-
-        if not _switch_off_opik_streamer():
-            return {"seconds": float("nan"), "idle": float("nan"), "peak_rss_mib": float("nan")}
-        metric = BERTScore(model="all-MiniLM-L6-v2", device=device, track=False)
-        _evaluate(metric, [warm_candidate], [warm_reference])
-        cpu_before, start = _cpu_times(), time.perf_counter()
-        _evaluate(metric, system_a, references)
-        result["seconds"] = time.perf_counter() - start
-        result["idle"] = _idle_share(cpu_before, _cpu_times())
     elif case == "h":
         metric = _fixed_scores_metric()
         _evaluate(metric, [warm_candidate], [warm_reference])
         start = time.perf_counter()
         _evaluate(metric, system_a, references)
         result["seconds"] = time.perf_counter() - start
-    elif case in {"c", "d", "f"}:
+    elif case in {"c", "d", "f", "i"}:
         from opik_semantic_metrics import BERTScore
 
+        if case == "i" and not _switch_off_opik_streamer():
+            return {"seconds": float("nan"), "idle": float("nan"), "peak_rss_mib": float("nan")}
+        in_opik = case in {"c", "i"}
         dtype = "fast" if case == "f" else None
         metric = BERTScore(model="all-MiniLM-L6-v2", device=device, dtype=dtype, track=False)
-        if case == "c":
+        if in_opik:
             _evaluate(metric, [warm_candidate], [warm_reference])  # Opik's engine starts once
         else:
             metric.score_batch([warm_candidate], [warm_reference])
         cpu_before, start = _cpu_times(), time.perf_counter()
-        if case == "c":
+        if in_opik:
             evaluation = _evaluate(metric, system_a, references)
             result["seconds"] = time.perf_counter() - start
             result["idle"] = _idle_share(cpu_before, _cpu_times())
+        if case == "c":
             failed = sum(
                 score.scoring_failed
                 for test in evaluation.test_results
@@ -279,7 +272,7 @@ def run_case(case: str, pairs: int, subset: int, device: str) -> dict[str, float
             start = time.perf_counter()
             _evaluate(metric, system_b, references)
             result["seconds_e"] = time.perf_counter() - start
-        else:
+        elif not in_opik:
             scores = metric.score_batch(system_a, references)
             result["seconds"] = time.perf_counter() - start
             result["f1"] = [item[0].value for item in scores]  # type: ignore[assignment]
