@@ -105,14 +105,14 @@ def test_the_compiled_layers_compute_what_the_python_function_does(model_name, r
     # TorchScript works in every environment we test in, so the compiled path is the one run.
     assert isinstance(_compiled_layers(), torch.jit.ScriptFunction)
     unpadded = prepare_unpadded(model)
-    weights = (unpadded.heads, unpadded.eps, unpadded.packed)
-    weights += (unpadded.weights, unpadded.biases, unpadded.norms)
+    layer_args = (unpadded.heads, unpadded.eps, unpadded.packed)
+    layer_args += (unpadded.weights, unpadded.biases, unpadded.norms)
     ids, mask = padded_batch([20, 13, 4], model.config.pad_token_id, model.config.vocab_size)
     with torch.inference_mode():
         hidden = model.embeddings(input_ids=ids)
         rows = row_count(int(mask.sum()))
-        compiled = _compiled_layers()(hidden, mask, rows, *weights)
-        python = _run_layers(hidden, mask, rows, *weights)
+        compiled = _compiled_layers()(hidden, mask, rows, *layer_args)
+        python = _run_layers(hidden, mask, rows, *layer_args)
     assert torch.equal(compiled, python)
 
 
