@@ -46,12 +46,20 @@ from transformers.activations import GELUActivation
 _X86_64 = {"x86_64", "amd64"}
 
 
-#: oneDNN's product with a packed weight, resolved once (``torch.ops`` looks it up per call).
-_LINEAR_POINTWISE = (
-    torch.ops.mkldnn._linear_pointwise.default
-    if hasattr(torch.ops.mkldnn, "_linear_pointwise")
-    else None
-)
+def packed_product(
+    inputs: torch.Tensor, packed_weight: torch.Tensor, bias: torch.Tensor | None, activation: str
+) -> torch.Tensor:
+    """``inputs W^T + b`` by oneDNN with a weight packed by ``_reorder_linear_weight``,
+    then ``activation`` (``"none"`` or ``"gelu"``, the exact GELU) applied inside the
+    product. The leading dimensions of ``inputs`` are kept as they are (no reshapes).
+
+    TorchScript compiles it too: the unpadded layers (``unpadded.py``) call it.
+    """
+    no_scalars = torch.jit.annotate(list[int | float | complex | None], [])
+    # For "gelu", the trailing "none" picks the exact (erf) form, not the tanh one.
+    return torch.ops.mkldnn._linear_pointwise(
+        inputs, packed_weight, bias, activation, no_scalars, "none"
+    )
 
 
 class PackedLinear(torch.nn.Module):
@@ -86,9 +94,7 @@ class PackedLinear(torch.nn.Module):
         """``inputs @ weight.T + bias`` over the last dimension; any leading dimensions."""
         if not inputs.is_contiguous():
             inputs = inputs.contiguous()
-        # The operator takes the leading dimensions as they are (no reshapes around it).
-        # For "gelu", the trailing "none" picks the exact (erf) form, not the tanh one.
-        return _LINEAR_POINTWISE(inputs, self.packed_weight, self.bias, self.activation, [], "none")
+        return packed_product(inputs, self.packed_weight, self.bias, self.activation)
 
     def extra_repr(self) -> str:
         text = f"in_features={self.in_features}, out_features={self.out_features}, packed=oneDNN"

@@ -63,7 +63,7 @@ from dataclasses import dataclass
 
 import torch
 
-from opik_semantic_metrics.models.packed_linear import PackedLinear, is_exact_gelu
+from opik_semantic_metrics.models.packed_linear import PackedLinear, is_exact_gelu, packed_product
 
 logger = logging.getLogger(__name__)
 
@@ -234,10 +234,7 @@ def _linear(
 ) -> torch.Tensor:
     """``inputs W^T + b``, then the exact GELU if ``gelu``; oneDNN's product if ``packed``."""
     if packed:
-        no_scalars = torch.jit.annotate(list[int | float | complex | None], [])
-        # For "gelu", the trailing "none" picks the exact (erf) form, not the tanh one.
-        post_op = "gelu" if gelu else "none"
-        return torch.ops.mkldnn._linear_pointwise(inputs, weight, bias, post_op, no_scalars, "none")
+        return packed_product(inputs, weight, bias, "gelu" if gelu else "none")
     outputs = torch.nn.functional.linear(inputs, weight, bias)
     return torch.nn.functional.gelu(outputs) if gelu else outputs
 
