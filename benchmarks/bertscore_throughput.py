@@ -26,6 +26,13 @@ Two more cases tell where (c)'s time goes:
       no-op): how much of (c) is Opik's logging pipeline. A diagnostic only; it patches
       a private Opik class, and where that class has changed the case reports nothing.
 
+And one for a caller that is alone:
+
+  (j) one thread scoring one pair a call, each pair new (no cache hits): through the
+      micro-batcher (``score_one``, what ``BERTScore.score`` calls), alternated call by
+      call with the same engine's ``score`` on a one-pair list in the caller's own
+      thread; median milliseconds a pair. The batcher must add no wait for a lone caller.
+
 For (c), (g) and (i) the share of the machine's CPU time left idle while the case ran is
 read from ``/proc/stat`` (Linux), to show how well the work overlaps.
 
@@ -242,6 +249,24 @@ def run_case(case: str, pairs: int, subset: int, device: str) -> dict[str, float
         start = time.perf_counter()
         _evaluate(metric, system_a, references)
         result["seconds"] = time.perf_counter() - start
+    elif case == "j":
+        from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+
+        engine = BERTScoreEngine("all-MiniLM-L6-v2", device=device)
+        engine.score_one(warm_candidate, warm_reference)
+        engine.score([warm_candidate], [warm_reference])
+        timings: dict[bool, list[float]] = {True: [], False: []}
+        for index in range(min(pairs, 400)):
+            through_batcher = index % 2 == 0
+            candidate, reference = system_a[index], references[index]
+            start = time.perf_counter()
+            if through_batcher:
+                engine.score_one(candidate, reference)
+            else:
+                engine.score([candidate], [reference])
+            timings[through_batcher].append(time.perf_counter() - start)
+        result["batcher_ms"] = 1000 * statistics.median(timings[True])
+        result["caller_ms"] = 1000 * statistics.median(timings[False])
     elif case in {"c", "d", "f", "i"}:
         from opik_semantic_metrics import BERTScore
 
@@ -345,9 +370,9 @@ def main() -> None:
     import torch
 
     references, system_a, _system_b = workload(args.pairs)
-    runs: dict[str, list[dict[str, float]]] = {case: [] for case in "abcdfghi"}
+    runs: dict[str, list[dict[str, float]]] = {case: [] for case in "abcdfghij"}
     for round_index in range(args.rounds):
-        for case in "abcdfghi":
+        for case in "abcdfghij":
             runs[case].append(_spawn(case, args))
             print(f"round {round_index + 1}: ({case}) done", file=sys.stderr)
 
@@ -427,6 +452,12 @@ def main() -> None:
     print(
         f"CPU idle while running (median): (c) {idle['c']:.0f}%, (g) {idle['g']:.0f}%, "
         f"(i) {idle['i']:.0f}%"
+    )
+    print(
+        f"(j) a lone caller, one pair a call: {median('j', 'batcher_ms'):.1f} ms through the "
+        f"micro-batcher, {median('j', 'caller_ms'):.1f} ms scored in the caller's thread "
+        f"(median); per round: "
+        + " ".join(f"{run['batcher_ms']:.1f}/{run['caller_ms']:.1f}" for run in runs["j"])
     )
     results = Path(__file__).parent / "results"
     results.mkdir(exist_ok=True)
