@@ -72,11 +72,31 @@ def test_a_lone_caller_does_not_wait_for_company():
     assert batcher.batches_run == 5
 
 
-def test_every_batch_runs_on_one_worker_thread_not_the_callers():
-    threads: set[int] = set()
+def test_a_lone_caller_runs_its_items_in_its_own_thread_and_starts_no_worker():
+    threads: list[int] = []
 
     def process(items: list[int]) -> list[int]:
-        threads.add(threading.get_ident())
+        threads.append(threading.get_ident())
+        return [-item for item in items]
+
+    batcher = MicroBatcher(process, workers=2)
+    assert [batcher.submit(item) for item in range(4)] == [0, -1, -2, -3]
+    assert threads == [threading.get_ident()] * 4
+    assert batcher._workers == []
+
+
+def test_a_lone_callers_failure_is_raised_to_it_and_the_next_item_still_runs():
+    batcher = MicroBatcher(SlowSquarer())
+    with pytest.raises(ValueError, match=r"negative item in \[-1\]"):
+        batcher.submit(-1)
+    assert batcher.submit(3) == 9
+
+
+def test_concurrent_batches_run_on_one_worker_thread_not_the_callers():
+    batches: list[tuple[int, int]] = []
+
+    def process(items: list[int]) -> list[int]:
+        batches.append((threading.get_ident(), len(items)))
         time.sleep(0.005)
         return items
 
@@ -89,17 +109,38 @@ def test_every_batch_runs_on_one_worker_thread_not_the_callers():
 
     with ThreadPoolExecutor(8) as pool:
         assert list(pool.map(submit, range(64))) == list(range(64))
-    assert len(threads) == 1
-    assert not threads & callers
+    # Only a first item, arriving while nothing ran, may have been run by its caller.
+    assert not {thread for thread, _size in batches[1:]} & callers
+    assert len({thread for thread, _size in batches[1:]}) == 1
+    assert max(size for _thread, size in batches) > 1
 
 
-def test_an_idle_worker_ends_and_the_next_item_starts_another():
-    batcher = MicroBatcher(lambda items: [item + 1 for item in items], idle_s=0.05)
-    assert batcher.submit(1) == 2
+def test_an_idle_worker_ends_and_the_next_queued_item_starts_another():
+    release = threading.Event()
+
+    def process(items: list[int]) -> list[int]:
+        release.wait(5.0)
+        return [item + 1 for item in items]
+
+    batcher = MicroBatcher(process, idle_s=0.05)
+
+    def two_at_once(first: int) -> list[int]:
+        # The first call runs in its caller's thread; the second, arriving meanwhile,
+        # is queued for a worker.
+        release.clear()
+        with ThreadPoolExecutor(2) as pool:
+            running = pool.submit(batcher.submit, first)
+            time.sleep(0.05)
+            queued = pool.submit(batcher.submit, first + 1)
+            time.sleep(0.05)
+            release.set()
+            return [running.result(), queued.result()]
+
+    assert two_at_once(1) == [2, 3]
     [first] = batcher._workers
     first.join(timeout=5.0)
     assert not first.is_alive() and batcher._workers == []
-    assert batcher.submit(2) == 3
+    assert two_at_once(10) == [11, 12]
     assert batcher._workers and batcher._workers[0] is not first
 
 

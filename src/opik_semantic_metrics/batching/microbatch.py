@@ -6,14 +6,16 @@ worker threads. A model scores 16 items in one forward pass far faster than in 1
 ``process(items)`` call:
 
 - a caller queues its item and waits for its own result;
-- a worker thread of the batcher (one by default, started on the first item) takes up
-  to ``max_batch_size`` queued items, runs ``process`` on them and hands every caller
-  its own result; items that arrive meanwhile form the next batch, so batch sizes
-  follow the load by themselves;
+- a worker thread of the batcher (one by default, started when needed) takes up to
+  ``max_batch_size`` queued items, runs ``process`` on them and hands every caller its
+  own result; items that arrive meanwhile form the next batch, so batch sizes follow
+  the load by themselves;
 - the worker waits up to ``max_wait_s`` for more items only when it has seen company
-  (the previous batch held several items, or several are already queued): a lone,
-  single-threaded caller never waits, beyond one hand-off between threads;
-- a worker ends after ``idle_s`` without items, and the next item starts a new one.
+  (the previous batch held several items, or several are already queued);
+- a lone caller (no batch running, none queued, and no company in the last batch: one
+  thread scoring item after item) runs ``process([item])`` itself, in its own thread,
+  and never waits;
+- a worker ends after ``idle_s`` without items, and the next queued item starts a new one.
 
 Why worker threads rather than letting a waiting caller run the batch: every forward
 pass then starts from the same thread, so the CPU thread pool PyTorch's kernels run on
@@ -22,6 +24,12 @@ Measured on 2 CPU cores with 16 Opik threads, this made BERTScore per item in Op
 15-25% faster (``benchmarks/bertscore_throughput.py``, cases c and e). With
 ``workers=2`` and a ``worker_setup`` that makes each worker single-threaded, two
 batches compute side by side, one a core (see ``cpu_parallel.py``).
+
+Why a lone caller runs its own item: it is always the same thread, so its pool is warm
+too, and it has every core to itself, where a worker may have been set up for one. On
+2 cores, BERTScore of one caption pair a call took 12-14 ms handed to a single-threaded
+worker and 9-11 ms in the caller's thread (benchmark case j, alternated call by call);
+300 pairs scored one after another took 2.5-2.8 s instead of 3.6-4.5 s.
 
 One item's failure fails only that item's caller: when ``process`` raises on a batch,
 each item of the batch is run again on its own, and each caller gets its own result or
@@ -96,6 +104,7 @@ class MicroBatcher(Generic[ItemT, ResultT]):
         self._condition = threading.Condition()
         self._queue: list[_Request[ItemT, ResultT]] = []
         self._workers: list[threading.Thread] = []
+        self._running = 0  # batches being run, by workers or by a lone caller
         self._last_batch_size = 0
         #: Batches run and items scored so far (their ratio is the mean batch size).
         self.batches_run = 0
@@ -112,19 +121,26 @@ class MicroBatcher(Generic[ItemT, ResultT]):
         """
         request: _Request[ItemT, ResultT] = _Request(item)
         with self._condition:
-            self._queue.append(request)
-            # Workers are not alive in a forked child either: the child starts its own.
-            self._workers = [worker for worker in self._workers if worker.is_alive()]
-            if len(self._workers) < self.workers:
-                worker = threading.Thread(
-                    target=self._work, name="opik-semantic-metrics-batcher", daemon=True
-                )
-                self._workers.append(worker)
-                worker.start()
-            elif len(self._queue) == 1 or len(self._queue) >= self.max_batch_size:
-                # Workers wait for a first item, or for a full batch.
-                self._condition.notify_all()
-        request.finished.wait()
+            alone = not self._queue and self._running == 0 and self._last_batch_size <= 1
+            if alone:
+                self._take([request])
+            else:
+                self._queue.append(request)
+                # Workers are not alive in a forked child either: it starts its own.
+                self._workers = [worker for worker in self._workers if worker.is_alive()]
+                if len(self._workers) < self.workers:
+                    worker = threading.Thread(
+                        target=self._work, name="opik-semantic-metrics-batcher", daemon=True
+                    )
+                    self._workers.append(worker)
+                    worker.start()
+                elif len(self._queue) == 1 or len(self._queue) >= self.max_batch_size:
+                    # Workers wait for a first item, or for a full batch.
+                    self._condition.notify_all()
+        if alone:
+            self._run_and_release([request])
+        else:
+            request.finished.wait()
         if request.error is not None:
             raise request.error
         return request.result  # type: ignore[return-value]
@@ -137,11 +153,7 @@ class MicroBatcher(Generic[ItemT, ResultT]):
             batch = self._next_batch()
             if batch is None:
                 return
-            try:
-                self._run(batch)
-            finally:
-                for request in batch:
-                    request.finished.set()
+            self._run_and_release(batch)
 
     def _next_batch(self) -> list[_Request[ItemT, ResultT]] | None:
         """Wait for items, and for company up to the bound; ``None`` once idle too long."""
@@ -165,10 +177,25 @@ class MicroBatcher(Generic[ItemT, ResultT]):
                     break
             batch = self._queue[: self.max_batch_size]
             del self._queue[: self.max_batch_size]
-            self._last_batch_size = len(batch)
-            self.batches_run += 1
-            self.items_run += len(batch)
+            self._take(batch)
             return batch
+
+    def _take(self, batch: list[_Request[ItemT, ResultT]]) -> None:
+        """Count a batch as running (called with the condition held)."""
+        self._running += 1
+        self._last_batch_size = len(batch)
+        self.batches_run += 1
+        self.items_run += len(batch)
+
+    def _run_and_release(self, batch: list[_Request[ItemT, ResultT]]) -> None:
+        """Run a taken batch, then wake its callers and count it as done."""
+        try:
+            self._run(batch)
+        finally:
+            for request in batch:
+                request.finished.set()
+            with self._condition:
+                self._running -= 1
 
     def _run(self, batch: list[_Request[ItemT, ResultT]]) -> None:
         """Run ``process`` on the batch and fill in every request."""
