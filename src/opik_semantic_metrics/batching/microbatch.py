@@ -64,12 +64,12 @@ class MicroBatcher(Generic[ItemT, ResultT]):
 
     Args:
         process: Takes a list of items, returns one result per item, in order. It runs
-            in the batcher's worker thread.
+            in a worker thread of the batcher, or in a lone caller's own thread.
         max_batch_size: Most items in one ``process`` call.
         max_wait_s: Longest time the worker waits for more items before running a batch.
         idle_s: A worker thread ends after this long without items.
         workers: Most worker threads running batches at the same time.
-        worker_setup: Called first in every worker thread.
+        worker_setup: Called first in every worker thread (not in a lone caller's).
 
     Example:
         >>> batcher = MicroBatcher(lambda items: [item * 2 for item in items])
