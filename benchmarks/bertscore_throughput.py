@@ -26,6 +26,13 @@ Two more cases tell where (c)'s time goes:
       no-op): how much of (c) is Opik's logging pipeline. A diagnostic only; it patches
       a private Opik class, and where that class has changed the case reports nothing.
 
+And one that checks the anchor is bert_score's best:
+
+  (k) bert_score's whole-list call at ``batch_size`` 32, 64 (its default, used in (a)),
+      128 and 256, one after another in one process (the order turned by one each
+      round): if another size were clearly faster than 64, (a) would not be bert_score's
+      best call.
+
 And one for a caller that is alone:
 
   (j) one thread scoring one pair a call, each pair new (no cache hits): through the
@@ -90,6 +97,10 @@ SYNONYMS = {
     "is running across": "runs across", "is looking at": "watches", "a tall tree": "a tree",
     "a small boat": "a boat", "a park bench": "a bench", "at sunset": "in the evening",
 }  # fmt: skip
+
+
+# Case (k): bert_score's default batch_size (64) and its neighbours.
+ANCHOR_BATCH_SIZES = [32, 64, 128, 256]
 
 
 def _caption(rng: random.Random) -> str:
@@ -208,7 +219,9 @@ def _fixed_scores_metric():
     return FixedScores(name="fixed", track=False)
 
 
-def run_case(case: str, pairs: int, subset: int, device: str) -> dict[str, float]:
+def run_case(
+    case: str, pairs: int, subset: int, device: str, rotation: int = 0
+) -> dict[str, float]:
     """Run one case in this process; returns its figures."""
     _quiet()
     references, system_a, system_b = workload(pairs)
@@ -222,6 +235,16 @@ def run_case(case: str, pairs: int, subset: int, device: str) -> dict[str, float
         start = time.perf_counter()
         scorer.score(system_a, references)
         result["seconds"] = time.perf_counter() - start
+    elif case == "k":
+        from bert_score import BERTScorer
+
+        scorer = BERTScorer(model_type=_minilm(), num_layers=6, device=device)
+        scorer.score([warm_candidate], [warm_reference])
+        turn = rotation % len(ANCHOR_BATCH_SIZES)
+        for batch_size in ANCHOR_BATCH_SIZES[turn:] + ANCHOR_BATCH_SIZES[:turn]:
+            start = time.perf_counter()
+            scorer.score(system_a, references, batch_size=batch_size)
+            result[f"seconds_{batch_size}"] = time.perf_counter() - start
     elif case == "b":
         from opik.evaluation.metrics import BERTScore as OpikBERTScore
 
@@ -347,10 +370,10 @@ def workload_gflop(texts: list[str]) -> float:
     return total / 1e9
 
 
-def _spawn(case: str, args: argparse.Namespace) -> dict[str, float]:
+def _spawn(case: str, args: argparse.Namespace, round_index: int) -> dict[str, float]:
     command = [
         sys.executable, __file__, "--case", case, "--pairs", str(args.pairs),
-        "--subset", str(args.subset), "--device", args.device,
+        "--subset", str(args.subset), "--device", args.device, "--rotation", str(round_index),
     ]  # fmt: skip
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return json.loads(output.strip().splitlines()[-1])
@@ -363,18 +386,20 @@ def main() -> None:
     parser.add_argument("--subset", type=int, default=32, help="items for case (b)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--case", help=argparse.SUPPRESS)
+    parser.add_argument("--rotation", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.case:
-        print(json.dumps(run_case(args.case, args.pairs, args.subset, args.device)))
+        figures = run_case(args.case, args.pairs, args.subset, args.device, args.rotation)
+        print(json.dumps(figures))
         return
 
     import torch
 
     references, system_a, _system_b = workload(args.pairs)
-    runs: dict[str, list[dict[str, float]]] = {case: [] for case in "abcdfghij"}
+    runs: dict[str, list[dict[str, float]]] = {case: [] for case in "abcdfghijk"}
     for round_index in range(args.rounds):
-        for case in "abcdfghij":
-            runs[case].append(_spawn(case, args))
+        for case in "abcdfghijk":
+            runs[case].append(_spawn(case, args, round_index))
             print(f"round {round_index + 1}: ({case}) done", file=sys.stderr)
 
     def median(case: str, key: str = "seconds") -> float:
@@ -459,6 +484,13 @@ def main() -> None:
         f"micro-batcher, {median('j', 'caller_ms'):.1f} ms scored in the caller's thread "
         f"(median); per round: "
         + " ".join(f"{run['batcher_ms']:.1f}/{run['caller_ms']:.1f}" for run in runs["j"])
+    )
+    anchor = {size: args.pairs / median("k", f"seconds_{size}") for size in ANCHOR_BATCH_SIZES}
+    print(
+        "(k) bert_score's whole list by batch_size (median pairs/s, x its default 64): "
+        + ", ".join(
+            f"{size}: {speed:.1f} ({speed / anchor[64]:.2f})" for size, speed in anchor.items()
+        )
     )
     results = Path(__file__).parent / "results"
     results.mkdir(exist_ok=True)
