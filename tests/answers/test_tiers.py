@@ -5,7 +5,9 @@ from __future__ import annotations
 import difflib
 import math
 
+import numpy
 import pytest
+import torch
 
 from opik_semantic_metrics.answers.tiers import (
     DEFAULT_ABSTENTIONS,
@@ -270,6 +272,40 @@ def test_missing_gold_means_not_answerable(matcher, reference):
 def test_numbers_and_python_lists_are_answers(matcher, output, reference, method):
     result = matcher.match(output, reference, answer_format="List" if method == "list" else None)
     assert (result.matched, result.method) == (True, method)
+
+
+@pytest.mark.parametrize(
+    ("output", "reference", "answer_format", "method"),
+    [
+        # NumPy 2's repr of a float64 ("np.float64(0.5)") is not a number's text.
+        (numpy.float64(0.5), "0.5", None, "exact"),
+        ("0.5", numpy.float64(0.5), None, "exact"),
+        (numpy.int64(3420), "3,420", None, "normalized"),
+        (numpy.float32(82.0), "82%", "Float", "numeric"),
+        (numpy.bool_(True), "true", None, "normalized"),
+        (numpy.array(["SSP1", "SSP2"]), "['SSP1', 'SSP2']", None, "exact"),
+        ([numpy.float64(0.5), numpy.int64(2)], "[0.5, 2]", "List", "list"),
+        (torch.tensor(2.5), "2.5", None, "exact"),
+    ],
+)
+def test_numpy_and_torch_values_are_read_as_python_values(
+    matcher, output, reference, answer_format, method
+):
+    result = matcher.match(output, reference, answer_format=answer_format)
+    assert (result.matched, result.method) == (True, method)
+
+
+def test_a_numpy_nan_output_is_a_defined_no_match(matcher):
+    result = matcher.match(numpy.float64("nan"), "1")
+    assert (result.matched, result.flags) == (False, ("output_not_finite",))
+
+
+@pytest.mark.parametrize("output", ["[" + "1" * 401 + "]", [10**400], (10**400, "a")])
+def test_list_integers_past_a_floats_range_are_compared_as_text(matcher, output):
+    # math.isfinite overflows on them; they are no numbers here (over 60 digits).
+    result = matcher.match(output, "[1]", answer_format="List")
+    assert (result.matched, result.method) == (False, "no_match")
+    assert matcher.match(output, output, answer_format="List").matched
 
 
 @pytest.mark.parametrize(

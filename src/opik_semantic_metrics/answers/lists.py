@@ -108,6 +108,23 @@ _PROBLEMS = {
 }
 
 
+def python_value(value: object) -> object:
+    """A NumPy or PyTorch value as the Python value it holds (its ``tolist()``); any
+    other value as it is.
+
+    Tasks that compute with NumPy, or read answers from pandas rows, hand over
+    ``numpy.int64``, ``numpy.float64`` or arrays. ``numpy.float64`` even subclasses
+    float, but its repr (``np.float64(0.5)`` in NumPy 2) is not a number's text.
+
+    Example:
+        >>> import numpy
+        >>> python_value(numpy.float64(0.5)), python_value(numpy.array([1, 2])), python_value("a")
+        (0.5, [1, 2], 'a')
+    """
+    to_list = getattr(value, "tolist", None)
+    return value if isinstance(value, str) or not callable(to_list) else to_list()
+
+
 def items_from_value(value: Sequence[object]) -> tuple[ListItem, ...]:
     """Check a Python list or tuple answer and return it as nested tuples.
 
@@ -148,7 +165,8 @@ def _convert(value: Sequence[object]) -> tuple[tuple[ListItem, ...] | None, str 
         if count > MAX_LIST_ITEMS:
             raise _Unreadable("too_many_items")
         converted: list[ListItem] = []
-        for item in values:
+        for value in values:
+            item = python_value(value)
             if isinstance(item, list | tuple):
                 converted.append(convert(item, depth + 1))
             elif item is None or isinstance(item, str | int | float):

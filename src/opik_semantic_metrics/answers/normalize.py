@@ -289,7 +289,7 @@ def parse_number(text: str) -> ParsedNumber | None:
         rest = rest[scale.end() :]
     unit_words = normal_forms(rest).joined.split()
     if len(unit_words) > 3 or any(
-        word in _NOT_A_UNIT or _is_number_word(word) for word in unit_words
+        word in _NOT_A_UNIT or is_number_word(word) for word in unit_words
     ):
         return None
     currency = found["currency"] or found["currency_after_sign"]
@@ -297,7 +297,13 @@ def parse_number(text: str) -> ParsedNumber | None:
     return ParsedNumber(value, percent=percent is not None, unit=unit)
 
 
-def _is_number_word(word: str) -> bool:
+def is_number_word(word: str) -> bool:
+    """Whether a word of a normal form is a plain number: digits, one point, a sign.
+
+    Example:
+        >>> is_number_word("-12.5"), is_number_word("1.2.3"), is_number_word("scope1")
+        (True, False, False)
+    """
     return word.lstrip("-").replace(".", "", 1).isdigit()
 
 

@@ -43,6 +43,8 @@ Bad input (the engine's contract; the Opik metric turns :class:`InputError` into
   ``"82"`` (tier 1, through its text); booleans are the texts ``True`` and ``False``.
 - Python lists and tuples: list answers, within the bounds of
   :mod:`~opik_semantic_metrics.answers.lists` (InputError beyond them).
+- NumPy scalars and arrays and PyTorch tensors (what a task computing with them, or a
+  pandas row, hands over): read as the Python values their ``tolist()`` gives.
 - any other type (dict, set, bytes, objects): InputError naming the type; an
   ``answer_format`` outside :data:`ANSWER_FORMATS`: InputError.
 - texts of any length: tiers 1-5 are linear; list and number reading stop early on
@@ -64,6 +66,7 @@ from opik_semantic_metrics.answers.lists import (
     ListItem,
     items_from_value,
     looks_like_list,
+    python_value,
     read_list_literal,
     split_plain_list,
 )
@@ -71,6 +74,7 @@ from opik_semantic_metrics.answers.normalize import (
     NormalForms,
     ParsedNumber,
     find_single_number,
+    is_number_word,
     normal_forms,
     number_from_value,
     numbers_match,
@@ -334,6 +338,7 @@ class AnswerMatcher:
                 ``answer_format``.
         """
         answer_format = check_answer_format(answer_format)
+        output, reference = python_value(output), python_value(reference)
         gold = None if _is_missing(reference) else _read_answer(reference, "reference")
         gold_not_answerable = gold is None or self._is_abstention_phrase(gold)
         outcome = _Outcome()
@@ -486,7 +491,7 @@ class AnswerMatcher:
             outcome.flags.append("negation_mismatch")
             outcome.notes.append("one answer is negated and the other is not")
             return None
-        missing = {word for word in gold_words if _is_number(word)} - set(answer_words)
+        missing = {word for word in gold_words if is_number_word(word)} - set(answer_words)
         if missing:
             outcome.flags.append("gold_number_missing")
             outcome.notes.append(f"the output lacks the gold's number(s) {sorted(missing)}")
@@ -657,7 +662,10 @@ def _element(item: ListItem) -> _Element:
         text = str(item)
         return _Element(text, normal_forms(text), None)
     if isinstance(item, int | float):
-        number = number_from_value(item) if math.isfinite(item) else None
+        # math.isfinite would overflow on an int past a float's range; number_from_value
+        # reads ints itself (None past MAX_DIGITS digits).
+        finite = isinstance(item, int) or math.isfinite(item)
+        number = number_from_value(item) if finite else None
         text = repr(item)
         return _Element(text, normal_forms(text), number)
     text = item.strip()
@@ -710,10 +718,6 @@ def _order_matters(question: str | None) -> bool:
 
 def _negated(words: Sequence[str]) -> bool:
     return any(word in _NEGATIONS for word in words)
-
-
-def _is_number(word: str) -> bool:
-    return word.lstrip("-").replace(".", "", 1).isdigit()
 
 
 def keyword_coverage(output_words: Sequence[str], gold_words: Sequence[str]) -> float | None:
