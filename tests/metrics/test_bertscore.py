@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import math
 
 import opik
@@ -46,6 +47,8 @@ def test_metadata_and_reason_explain_the_score(metric):
     assert meta["layer"] == 6
     assert meta["idf"] is False and meta["rescaled"] is False
     assert meta["hash"].startswith("sentence-transformers/all-MiniLM-L6-v2_L6_no-idf_version=")
+    # The reference release the score reproduces: the one the oracle tests run against.
+    assert meta["bert_score_version"] == importlib.metadata.version("bert-score")
     assert meta["candidate_truncated"] is False and meta["reference_truncated"] is False
     assert meta["best_match"]["candidate_token"] == meta["best_match"]["reference_token"]
     assert meta["worst_match"] == {

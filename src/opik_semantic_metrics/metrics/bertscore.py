@@ -30,7 +30,12 @@ from typing import Any
 import torch
 from opik.evaluation.metrics import base_metric, score_result
 
-from opik_semantic_metrics.bertscore.engine import BERTScoreEngine, BERTScoreResult, TokenMatch
+from opik_semantic_metrics.bertscore.engine import (
+    FAITHFUL_TO_BERT_SCORE,
+    BERTScoreEngine,
+    BERTScoreResult,
+    TokenMatch,
+)
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.metrics.failure import metric_failure
 
@@ -157,6 +162,7 @@ class BERTScore(base_metric.BaseMetric):
             "idf": engine.idf,
             "rescaled": engine.rescale_with_baseline,
             "hash": engine.hash,
+            "bert_score_version": FAITHFUL_TO_BERT_SCORE,
             "candidate_truncated": result.candidate_truncated,
             "reference_truncated": result.reference_truncated,
             "candidate_empty": result.candidate_empty,
