@@ -64,6 +64,24 @@ def test_identical_systems_tie():
     assert comparison.bootstrap.ties == comparison.bootstrap.resamples
 
 
+@pytest.mark.filterwarnings("ignore:Precision loss:RuntimeWarning")  # scipy's, on no variance
+@pytest.mark.parametrize(("a", "b"), [([1.0] * 20, [0.0] * 20), ([0.0] * 5, [1.0] * 5)])
+def test_a_clean_sweep_by_one_margin_is_significant_as_in_scipy(a, b):
+    # AnswerMatch's 0/1 scores make this real: A right on every item, B on none.
+    comparison = compare_systems(a, b)
+    oracle = scipy_stats.ttest_rel(a, b)
+    assert (comparison.t_test.statistic, comparison.t_test.p_value) == (
+        oracle.statistic,
+        oracle.pvalue,
+    )
+    assert comparison.significant and comparison.winner == ("A" if a[0] > b[0] else "B")
+
+
+def test_a_single_item_has_no_t_test():
+    t_test = paired_t_test([1.0], [0.0])
+    assert np.isnan(t_test.statistic) and np.isnan(t_test.p_value)
+
+
 def test_bootstrap_is_deterministic_for_a_seed():
     first = paired_bootstrap(SYSTEM_A, SYSTEM_B, seed=5)
     assert paired_bootstrap(SYSTEM_A, SYSTEM_B, seed=5) == first

@@ -66,9 +66,11 @@ class TTestResult:
     """Paired two-sided t-test of the per-item differences A - B.
 
     Attributes:
-        statistic: The t statistic (positive when A scores higher); NaN when every
-            difference is equal (the test is undefined then).
-        p_value: Two-sided p-value; 1.0 when all differences are 0, NaN when undefined.
+        statistic: The t statistic (positive when A scores higher); infinite when every
+            difference is the same non-zero number (no variance: A wins or loses every
+            item by the same margin), NaN for a single item (no degrees of freedom).
+        p_value: Two-sided p-value; 1.0 when all differences are 0, 0.0 when the
+            statistic is infinite, NaN for a single item.
     """
 
     statistic: float
@@ -187,8 +189,12 @@ def paired_t_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> TTest
     differences = a - b
     if np.all(differences == 0):
         return TTestResult(statistic=0.0, p_value=1.0)
-    if a.size < 2 or np.all(differences == differences[0]):
+    if a.size < 2:
         return TTestResult(statistic=math.nan, p_value=math.nan)
+    if np.all(differences == differences[0]):
+        # The limit as the variance goes to 0, and scipy's answer (computed here so as
+        # not to pass on its precision-loss warning). A clean sweep is significant.
+        return TTestResult(statistic=math.copysign(math.inf, differences[0]), p_value=0.0)
     statistic, p_value = scipy_stats.ttest_rel(a, b)
     return TTestResult(float(statistic), float(p_value))
 
