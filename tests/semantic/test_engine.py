@@ -157,6 +157,8 @@ def test_a_paraphrase_ranks_above_an_unrelated_answer(engine):
         ("Heart attack", "It is what it is.", "no_content_reference", 0.0),
         ("...", "Heart attack", "no_content_output", 0.0),
         ("No.", "no", "same_stop_words", 1.0),
+        ("?", "...", "no_content_output", 0.0),
+        ("?", "?", "no_content_output", 0.0),
         ("No", "Not", "no_content_output", 0.0),
     ],
 )

@@ -33,8 +33,9 @@ the result metadata says which applies. The fitted state saves to and loads from
   ``empty_reference``);
 - an output or reference with nothing left after cleaning (only stop words and
   punctuation): 0.0 (``no_content_output``, ``no_content_reference``), except that when
-  both are like that and their words are the same (ignoring case and punctuation, as
-  "No." and "no"), the answers are identical and score 1.0 (``same_stop_words``).
+  both are like that and have the same words (ignoring case and punctuation, as "No."
+  and "no"), the answers are identical and score 1.0 (``same_stop_words``); texts of
+  punctuation alone have no words, so "?" against "?" scores 0.0.
 
 Non-strings, a list reference that is empty or holds non-strings, and mismatched lengths
 raise :class:`~opik_semantic_metrics.errors.InputError`. A text longer than the model's
@@ -236,7 +237,9 @@ def _status(output: str, reference: str, clean_output: str, clean_reference: str
     if not reference.strip():
         return "empty_reference"
     if not clean_output and not clean_reference:
-        same = word_forms(output) == word_forms(reference)
+        # Punctuation alone ("?" against "...") is no answer, not the same answer.
+        output_words = word_forms(output)
+        same = bool(output_words) and output_words == word_forms(reference)
         return "same_stop_words" if same else "no_content_output"
     if not clean_output:
         return "no_content_output"
