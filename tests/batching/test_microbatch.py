@@ -177,6 +177,38 @@ def test_two_workers_run_batches_side_by_side_each_set_up_first():
     assert min(sizes) >= 1 and batcher.batches_run == len(sizes) and sum(sizes) == 200
 
 
+def test_a_failing_worker_setup_fails_the_queued_items_instead_of_hanging_them():
+    release = threading.Event()
+
+    def process(items: list[int]) -> list[int]:
+        release.wait(5.0)
+        return items
+
+    def setup() -> None:
+        raise RuntimeError("no thread pool")
+
+    batcher = MicroBatcher(process, worker_setup=setup)
+    outcomes: dict[int, int | str] = {}
+
+    def outcome(item: int) -> None:
+        try:
+            outcomes[item] = batcher.submit(item)
+        except RuntimeError as error:
+            outcomes[item] = str(error)
+
+    # Daemon threads, so that a regression fails here instead of hanging the run.
+    callers = [threading.Thread(target=outcome, args=(item,), daemon=True) for item in range(4)]
+    callers[0].start()  # runs in its own thread (a lone caller): no setup
+    time.sleep(0.05)
+    for caller in callers[1:]:
+        caller.start()
+        caller.join(timeout=5.0)
+    release.set()
+    callers[0].join(timeout=5.0)
+    assert outcomes == {0: 0, 1: "no thread pool", 2: "no thread pool", 3: "no thread pool"}
+    assert batcher._workers == [] and batcher._queue == []
+
+
 def test_wrong_number_of_results_is_an_error_not_a_misaligned_answer():
     batcher = MicroBatcher(lambda items: [0] * (len(items) + 1))
     with pytest.raises(RuntimeError, match="2 results for 1 items"):

@@ -33,7 +33,9 @@ worker and 9-11 ms in the caller's thread (benchmark case j, alternated call by 
 
 One item's failure fails only that item's caller: when ``process`` raises on a batch,
 each item of the batch is run again on its own, and each caller gets its own result or
-its own exception.
+its own exception. A ``worker_setup`` that raises fails the items waiting for that
+worker (each later item starts a worker again), instead of leaving their callers
+waiting for ever.
 """
 
 from __future__ import annotations
@@ -148,12 +150,30 @@ class MicroBatcher(Generic[ItemT, ResultT]):
     def _work(self) -> None:
         """A worker thread: take batches off the queue and run them until idle."""
         if self.worker_setup is not None:
-            self.worker_setup()
+            try:
+                self.worker_setup()
+            except BaseException as error:
+                self._retire_failed_worker(error)
+                if not isinstance(error, Exception):
+                    raise
+                return
         while True:
             batch = self._next_batch()
             if batch is None:
                 return
             self._run_and_release(batch)
+
+    def _retire_failed_worker(self, error: BaseException) -> None:
+        """Remove a worker whose setup raised; if no worker is left to run the queue,
+        fail every queued item with ``error`` rather than leave its caller waiting."""
+        with self._condition:
+            self._workers.remove(threading.current_thread())
+            if self._workers:
+                return  # the others run the queue
+            stranded, self._queue = self._queue, []
+        for request in stranded:
+            request.error = error
+            request.finished.set()
 
     def _next_batch(self) -> list[_Request[ItemT, ResultT]] | None:
         """Wait for items, and for company up to the bound; ``None`` once idle too long."""
