@@ -209,6 +209,38 @@ def test_a_failing_worker_setup_fails_the_queued_items_instead_of_hanging_them()
     assert batcher._workers == [] and batcher._queue == []
 
 
+def test_a_second_worker_whose_setup_fails_wakes_the_first_to_run_its_items():
+    release = threading.Event()
+    setups: list[int] = []
+
+    def process(items: list[int]) -> list[int]:
+        if 0 in items:
+            release.wait(5.0)
+        return items
+
+    def setup() -> None:
+        setups.append(1)
+        if len(setups) == 2:
+            raise RuntimeError("no thread pool")
+
+    batcher = MicroBatcher(process, workers=2, idle_s=30.0, worker_setup=setup)
+    outcomes: dict[int, int | str] = {}
+
+    def outcome(item: int) -> None:
+        outcomes[item] = batcher.submit(item)
+
+    callers = [threading.Thread(target=outcome, args=(item,), daemon=True) for item in range(3)]
+    callers[0].start()  # a lone caller, held in process until released
+    time.sleep(0.05)
+    callers[1].start()  # queued: the first worker runs it, then waits for more
+    callers[1].join(timeout=5.0)
+    callers[2].start()  # queued: starts the second worker, whose setup raises
+    callers[2].join(timeout=2.0)  # well inside idle_s: the first worker was woken
+    release.set()
+    callers[0].join(timeout=5.0)
+    assert outcomes == {0: 0, 1: 1, 2: 2} and len(setups) == 2
+
+
 def test_wrong_number_of_results_is_an_error_not_a_misaligned_answer():
     batcher = MicroBatcher(lambda items: [0] * (len(items) + 1))
     with pytest.raises(RuntimeError, match="2 results for 1 items"):

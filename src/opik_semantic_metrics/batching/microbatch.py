@@ -169,7 +169,8 @@ class MicroBatcher(Generic[ItemT, ResultT]):
         with self._condition:
             self._workers.remove(threading.current_thread())
             if self._workers:
-                return  # the others run the queue
+                self._condition.notify_all()  # the others run the queue
+                return
             stranded, self._queue = self._queue, []
         for request in stranded:
             request.error = error
