@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy
 import opik
 import pytest
 from opik.evaluation.metrics import LevenshteinRatio
@@ -240,6 +241,14 @@ def test_numbers_are_answers(metric):
     assert metric.score(output=82, reference="82%").metadata["method"] == "numeric"
     assert metric.score(output="82.0", reference=82).value == 1.0
     assert metric.score(output="Not answerable", reference=None).value == 1.0
+
+
+def test_numpy_answers_are_scored_and_shown_as_python_values(metric):
+    result = metric.score(output=numpy.int64(82), reference=numpy.array(["82%"])[0])
+    assert result.value == 1.0 and result.metadata["method"] == "numeric"
+    assert (result.metadata["output"], result.metadata["reference"]) == (82, "82%")
+    listed = metric.score(output=numpy.array([0.5, 2.0]), reference="[0.5, 2]")
+    assert listed.value == 1.0 and listed.metadata["output"] == "[0.5, 2.0]"
 
 
 def test_metadata_keeps_long_texts_short(metric):

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from opik.evaluation.metrics import base_metric, score_result
 from opik.exceptions import MetricComputationError
 
+from opik_semantic_metrics.answers.lists import python_value
 from opik_semantic_metrics.answers.tiers import (
     DEFAULT_ABSTENTIONS,
     KEYWORDS,
@@ -178,8 +179,8 @@ class AnswerMatch(base_metric.BaseMetric):
             "method": result.method,
             "matched": result.matched,
             "answer_format": answer_format,
-            "output": _clip(output),
-            "reference": _clip(reference),
+            "output": _clip(python_value(output)),
+            "reference": _clip(python_value(reference)),
             "output_normalized": _clip(result.output_normalized),
             "reference_normalized": _clip(result.reference_normalized),
             "output_number": result.output_number,
