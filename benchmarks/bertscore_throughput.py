@@ -190,7 +190,7 @@ def _quiet() -> None:
     logging.getLogger("opik").setLevel(logging.ERROR)
 
 
-def _evaluate(metric, candidates: list[str], references: list[str]):
+def _evaluate(metric, candidates: list[str], references: list[str], threads: int = 16):
     import opik
 
     items = [
@@ -201,7 +201,7 @@ def _evaluate(metric, candidates: list[str], references: list[str]):
         items=items,
         task=lambda item: {"output": item["candidate"]},
         scoring_metrics=[metric],
-        scoring_threads=16,
+        scoring_threads=threads,
     )
 
 
