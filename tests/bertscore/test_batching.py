@@ -16,6 +16,7 @@ import torch
 from opik_semantic_metrics import BERTScore
 from opik_semantic_metrics.batching import cpu_parallel
 from opik_semantic_metrics.batching.cache import EmbeddingCache
+from opik_semantic_metrics.batching.lengths import length_batches
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.models.loading import LoadedEncoder
 
@@ -76,17 +77,17 @@ def test_repeated_references_are_encoded_once_across_engines(pairs):
     assert cache.hits == len(set(references[:40]))
 
 
-def record_forward_batch_sizes(monkeypatch) -> list[int]:
-    """From now on, the number of texts of every forward pass, in order."""
-    batch_sizes: list[int] = []
+def record_forward_passes(monkeypatch) -> list[list[int]]:
+    """From now on, the token counts of the texts of every forward pass, pass by pass."""
+    passes: list[list[int]] = []
     real_forward = LoadedEncoder.hidden_states
 
     def counted(self, input_ids, attention_mask):
-        batch_sizes.append(input_ids.shape[0])
+        passes.append(sorted(attention_mask.sum(dim=1).tolist(), reverse=True))
         return real_forward(self, input_ids, attention_mask)
 
     monkeypatch.setattr(LoadedEncoder, "hidden_states", counted)
-    return batch_sizes
+    return passes
 
 
 def test_an_output_equal_to_a_cached_reference_is_not_encoded_again(pairs, monkeypatch):
@@ -94,27 +95,37 @@ def test_an_output_equal_to_a_cached_reference_is_not_encoded_again(pairs, monke
     engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache())
     engine.score(candidates[:4], references[:4])
     stored = len(engine.cache)
-    encoded_texts = record_forward_batch_sizes(monkeypatch)
+    passes = record_forward_passes(monkeypatch)
     # Item 0's output is item 1's reference, which the first call cached.
     outputs = [references[1], candidates[5]]
     got = _table(engine.score(outputs, references[:2]))
-    assert encoded_texts == [1]  # only candidates[5]
+    assert [len(texts) for texts in passes] == [1]  # only candidates[5]
     assert len(engine.cache) == stored  # outputs are still not stored
     fresh = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache(0))
     assert (got - _table(fresh.score(outputs, references[:2]))).abs().max().item() <= TOLERANCE
 
 
-def test_a_micro_batch_is_one_forward_pass_cold_or_warm(pairs, monkeypatch):
-    """New references and outputs are encoded together, so an 8-item micro-batch makes
-    one forward pass of 16 texts, not two of 8; with the references cached, one of 8."""
+def test_a_micro_batch_is_encoded_together_cold_or_warm(pairs, monkeypatch):
+    """New references and outputs are encoded together: an 8-item micro-batch makes the
+    forward passes of its 16 texts cut by length only (``batching/lengths.py``), not one
+    set for the references and another for the outputs; with the references cached, the
+    passes of its 8 outputs."""
     candidates, references = pairs
     engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache())
     expected = _table(engine.score(candidates[:8], references[:8]))
     engine.cache.clear()
-    batch_sizes = record_forward_batch_sizes(monkeypatch)
+    passes = record_forward_passes(monkeypatch)
     cold = _table(engine.score(candidates[:8], references[:8]))
+    cold_passes = list(passes)
+    passes.clear()
     warm = _table(engine.score(candidates[:8], references[:8]))
-    assert batch_sizes == [16, 8]
+
+    def by_length(texts: list[str]) -> list[list[int]]:
+        counts = [len(item.ids) for item in engine.text_encoder.encode_many(texts)]
+        return [[counts[i] for i in batch] for batch in length_batches(counts, 64)]
+
+    assert cold_passes == by_length(candidates[:8] + references[:8])
+    assert passes == by_length(candidates[:8])
     assert (cold - expected).abs().max().item() <= TOLERANCE
     assert (warm - expected).abs().max().item() <= TOLERANCE
 

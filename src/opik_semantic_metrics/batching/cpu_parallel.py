@@ -34,6 +34,8 @@ from typing import TypeVar
 
 import torch
 
+from opik_semantic_metrics.batching.lengths import length_batches
+
 BatchT = TypeVar("BatchT")
 ItemT = TypeVar("ItemT")
 ResultT = TypeVar("ResultT")
@@ -127,7 +129,8 @@ def map_longest_first(
 ) -> list[ResultT]:
     """One result per item, in the items' order, from ``function`` run on batches.
 
-    Items are batched longest first, so that each batch pads little, and the batches go
+    Items are batched by length, longest first, so that each batch pads little
+    (:func:`~opik_semantic_metrics.batching.lengths.length_batches`), and the batches go
     through :func:`map_batches`; ``function`` returns one result per item of its batch.
 
     Example:
@@ -137,14 +140,13 @@ def map_longest_first(
         ... )
         ['A', 'CCC', 'BB']
     """
-    order = sorted(range(len(items)), key=lambda i: length(items[i]), reverse=True)
-    batches = [
-        [items[i] for i in order[start : start + batch_size]]
-        for start in range(0, len(order), batch_size)
-    ]
+    index_batches = length_batches([length(item) for item in items], batch_size)
+    batches = [[items[i] for i in indices] for indices in index_batches]
     results: list[ResultT | None] = [None] * len(items)
     for index, result in zip(
-        order, itertools.chain.from_iterable(map_batches(function, batches, device)), strict=True
+        itertools.chain.from_iterable(index_batches),
+        itertools.chain.from_iterable(map_batches(function, batches, device)),
+        strict=True,
     ):
         results[index] = result
     return results  # type: ignore[return-value]

@@ -395,8 +395,9 @@ class BERTScoreEngine:
         """L2-normalised float32 token embeddings of each id list, in order.
 
         Each is ``(length, dim)``, or ``(layers, length, dim)`` with ``all_layers``. Texts
-        are run longest first so that each batch pads little; on the CPU the batches run
-        side by side on single-threaded workers (``batching/cpu_parallel.py``).
+        run in batches of similar length, longest first, so that each batch pads little
+        (``batching/lengths.py``); on the CPU the batches run side by side on
+        single-threaded workers (``batching/cpu_parallel.py``).
         """
         return map_longest_first(
             lambda batch: self._forward_fitting(batch, all_layers),

@@ -25,12 +25,13 @@ minor 1, major 5, critical 10, caps at 25 and maps to ``(25 - penalty) / 25``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import torch
 from torch.nn.utils.rnn import pad_sequence
 
+from opik_semantic_metrics.batching.lengths import length_batches
 from opik_semantic_metrics.comet.checkpoint import CometCheckpoint, CometHparams, resolve_pretrained
 from opik_semantic_metrics.comet.encoder import (
     CometEncoder,
@@ -101,18 +102,6 @@ class SentenceEmbedding:
 
     embedding: torch.Tensor
     truncated: bool
-
-
-def length_batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
-    """Indices in batches of similar length (longest first), so that batches pad little.
-
-    Example:
-        >>> list(length_batches([3, 9, 1, 7], 2))
-        [[1, 3], [0, 2]]
-    """
-    order = sorted(range(len(lengths)), key=lambda index: lengths[index], reverse=True)
-    for start in range(0, len(order), batch_size):
-        yield order[start : start + batch_size]
 
 
 def _padded(

@@ -377,8 +377,9 @@ class SemanticMatchEngine:
         return torch.nn.functional.normalize(pooled, dim=-1)
 
     def _encode_uncached(self, texts: list[str]) -> list[TextEncoding]:
-        """Batches of texts, longest first so that they pad little; on the CPU side by side
-        on single-threaded workers (``batching/cpu_parallel.py``)."""
+        """Batches of texts of similar length, longest first, so that they pad little
+        (``batching/lengths.py``); on the CPU side by side on single-threaded workers
+        (``batching/cpu_parallel.py``)."""
         return map_longest_first(
             self._encode_batch,
             texts,
