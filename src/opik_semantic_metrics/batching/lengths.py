@@ -5,9 +5,9 @@ every layer that sees the padded layout (all of them for most models; attention,
 cost grows with the square of the length, even for the BERT-family layers that
 ``models/unpadded.py`` runs on real tokens only). :func:`length_batches` sorts the
 texts longest first and cuts a new batch at ``batch_size`` texts or where a text is
-shorter than ``1 / MAX_LENGTH_RATIO`` of its batch's longest. With the ratio at 2, a
-text's padding is always shorter than the text itself, so a batch carries fewer padded
-rows than real ones.
+shorter than ``1 / MAX_LENGTH_RATIO`` of its batch's longest. With the ratio at 2, no
+text's padding is longer than the text itself, so a batch carries fewer padded rows
+than real ones.
 
 Why cut by length as well as by count: Opik's micro-batches hold whatever items arrive
 together, and a summarisation or QA dataset mixes one-line and paragraph-long texts.
