@@ -370,13 +370,21 @@ def workload_gflop(texts: list[str]) -> float:
     return total / 1e9
 
 
-def _spawn(case: str, args: argparse.Namespace, round_index: int) -> dict[str, float]:
-    command = [
-        sys.executable, __file__, "--case", case, "--pairs", str(args.pairs),
-        "--subset", str(args.subset), "--device", args.device, "--rotation", str(round_index),
-    ]  # fmt: skip
+def run_fresh(script: str, arguments: list[str]) -> dict[str, float]:
+    """Run a benchmark script in a fresh Python process; the JSON its last line prints."""
+    command = [sys.executable, script, *arguments]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return json.loads(output.strip().splitlines()[-1])
+
+
+def _spawn(case: str, args: argparse.Namespace, round_index: int) -> dict[str, float]:
+    return run_fresh(
+        __file__,
+        [
+            "--case", case, "--pairs", str(args.pairs), "--subset", str(args.subset),
+            "--device", args.device, "--rotation", str(round_index),
+        ],
+    )  # fmt: skip
 
 
 def main() -> None:

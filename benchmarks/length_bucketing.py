@@ -27,11 +27,10 @@ import json
 import math
 import random
 import statistics
-import subprocess
 import sys
 import time
 
-from bertscore_throughput import _evaluate, _quiet, workload
+from bertscore_throughput import _evaluate, _quiet, run_fresh, workload
 
 ARMS = ("bucketed", "one-pass")
 
@@ -104,12 +103,11 @@ def main() -> None:
     for round_index in range(args.rounds):
         # Alternate which arm goes first, so neither always meets a warmer machine.
         for arm in ARMS if round_index % 2 == 0 else ARMS[::-1]:
-            command = [
-                sys.executable, __file__, "--run", arm, "--pairs", str(args.pairs),
-                "--long", str(args.long), "--device", args.device,
+            arguments = [
+                "--run", arm, "--pairs", str(args.pairs), "--long", str(args.long),
+                "--device", args.device,
             ]  # fmt: skip
-            output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-            runs[arm].append(json.loads(output.strip().splitlines()[-1]))
+            runs[arm].append(run_fresh(__file__, arguments))
             print(f"round {round_index + 1}: {arm} done", file=sys.stderr)
     print(
         f"\nBERTScore per item in Opik (16 threads), {args.pairs} pairs, {args.long:.0%} "

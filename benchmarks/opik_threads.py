@@ -17,11 +17,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import time
 
-from bertscore_throughput import _evaluate, _quiet, workload
+from bertscore_throughput import _evaluate, _quiet, run_fresh, workload
 
 
 def run(threads: int, pairs: int, device: str) -> dict[str, float]:
@@ -53,12 +52,8 @@ def main() -> None:
     runs: dict[int, list[dict[str, float]]] = {threads: [] for threads in args.threads}
     for round_index in range(args.rounds):
         for threads in args.threads:
-            command = [
-                sys.executable, __file__, "--run", str(threads), "--pairs", str(args.pairs),
-                "--device", args.device,
-            ]  # fmt: skip
-            output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-            runs[threads].append(json.loads(output.strip().splitlines()[-1]))
+            arguments = ["--run", str(threads), "--pairs", str(args.pairs), "--device", args.device]
+            runs[threads].append(run_fresh(__file__, arguments))
             print(f"round {round_index + 1}: {threads} threads done", file=sys.stderr)
     print(
         f"\nBERTScore per item in Opik, {args.pairs} caption pairs, all-MiniLM-L6-v2 L6, "
