@@ -2,8 +2,9 @@
 
 The seed analysis's examples come first (its gap table and sections, in its order), then
 more cases that must match, then cases that must NOT match. Tier 6 (semantic) is off
-here, as it is by default; ``test_semantic.py`` covers it. Expected values are the
-behaviour the issue and the seed ask for, not outputs of this code.
+here, as it is by default; ``test_tiers.py`` and ``tests/metrics/test_answer_match.py``
+cover it. Expected values are the behaviour the issue and the seed ask for, not outputs
+of this code.
 """
 
 from __future__ import annotations

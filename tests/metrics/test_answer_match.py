@@ -141,7 +141,10 @@ def test_bertscore_with_other_settings_needs_a_threshold(stsb_pairs):
         metric.score(output=SCOPE_VERBOSE, reference=SCOPE_GOLD, answer_format="Str")
     idf_bertscore.fit_idf([second for _, second, _ in stsb_pairs])
     result = metric.score(output=SCOPE_VERBOSE, reference=SCOPE_GOLD, answer_format="Str")
-    assert 0.0 < result.metadata["semantic_score"] < 1.0
+    f1 = idf_bertscore.score(output=SCOPE_VERBOSE, reference=SCOPE_GOLD)[0].value
+    assert result.metadata["semantic_score"] == pytest.approx(f1, abs=1e-6)
+    assert result.metadata["semantic_threshold"] == 0.5
+    assert result.value == (1.0 if f1 >= 0.5 else 0.0)
 
 
 def test_keyword_coverage_mode():

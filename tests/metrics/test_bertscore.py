@@ -7,9 +7,11 @@ import math
 
 import opik
 import pytest
+from bert_score import BERTScorer
 from opik.evaluation.metrics.score_result import ScoreResult
 from opik.exceptions import MetricComputationError
 
+from bert_score_oracle import minilm_prf
 from opik_semantic_metrics import BERTScore
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 
@@ -40,8 +42,9 @@ def test_score_returns_f1_precision_recall_equal_to_the_engine(metric):
     assert 0.8 < f1.value < 1.0
 
 
-def test_metadata_and_reason_explain_the_score(metric):
-    f1, _, _ = metric.score(output="A cat sits on the mat.", reference="A cat sat on the mat.")
+def test_metadata_and_reason_explain_the_score(metric, minilm_path):
+    candidate, reference = "A cat sits on the mat.", "A cat sat on the mat."
+    f1, _, _ = metric.score(output=candidate, reference=reference)
     meta = f1.metadata
     assert meta["model"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert meta["layer"] == 6
@@ -50,14 +53,27 @@ def test_metadata_and_reason_explain_the_score(metric):
     # The reference release the score reproduces: the one the oracle tests run against.
     assert meta["bert_score_version"] == importlib.metadata.version("bert-score")
     assert meta["candidate_truncated"] is False and meta["reference_truncated"] is False
+    # The best and weakest matches are the extremes of the candidate tokens' best
+    # similarities, read from the matrix greedy matching works on ([CLS]/[SEP] left out).
+    cand_tokens, ref_tokens, matrix = BERTScoreEngine(
+        "all-MiniLM-L6-v2", device="cpu"
+    ).token_similarity(candidate, reference)
+    row_best, row_argmax = matrix[1:-1].max(dim=1)
+    best, worst = int(row_best.argmax()), int(row_best.argmin())
+    assert meta["best_match"] == {
+        "candidate_token": cand_tokens[1 + best],
+        "reference_token": ref_tokens[int(row_argmax[best])],
+        "similarity": pytest.approx(float(row_best[best]), abs=1e-6),
+    }
     assert meta["best_match"]["candidate_token"] == meta["best_match"]["reference_token"]
     assert meta["worst_match"] == {
         "candidate_token": "sits",
         "reference_token": "sat",
-        "similarity": pytest.approx(meta["worst_match"]["similarity"]),
+        "similarity": pytest.approx(float(row_best[worst]), abs=1e-6),
     }
-    assert "BERTScore F1 0.939" in f1.reason
-    assert "weakest 'sits'->'sat'" in f1.reason
+    bert_score_f1 = minilm_prf(minilm_path, [candidate], [reference])[0, 2].item()
+    assert f"BERTScore F1 {bert_score_f1:.3f}" in f1.reason
+    assert f"weakest 'sits'->'sat' {float(row_best[worst]):.2f}" in f1.reason
 
 
 def test_names_follow_the_metric_name():
@@ -127,15 +143,22 @@ def test_score_batch_equals_per_item_scores(metric, stsb_pairs):
         assert [r.value for r in results] == pytest.approx([r.value for r in single], abs=1e-6)
 
 
-def test_idf_needs_fitting_and_then_works(stsb_pairs):
+def test_idf_needs_fitting_and_then_works(stsb_pairs, minilm_path):
     references = [second for _, second, _ in stsb_pairs]
     metric = BERTScore(model="all-MiniLM-L6-v2", device="cpu", idf=True, track=False)
     with pytest.raises(MetricComputationError, match="fit_idf"):
         metric.score(output="A dog.", reference="A dog runs.")
     metric.fit_idf(references)
-    f1, _, _ = metric.score(output="A dog runs.", reference="A dog is running.")
+    f1, precision, recall = metric.score(output="A dog runs.", reference="A dog is running.")
     assert f1.metadata["idf"] is True and "_idf_" in f1.metadata["hash"]
-    assert 0.5 < f1.value < 1.0
+    # bert_score with its idf weights taken from the same references.
+    oracle = BERTScorer(
+        model_type=str(minilm_path), num_layers=6, batch_size=1, nthreads=0, idf=True,
+        idf_sents=references,
+    ).score(["A dog runs."], ["A dog is running."])  # fmt: skip
+    assert [precision.value, recall.value, f1.value] == pytest.approx(
+        [float(column) for column in oracle], abs=1e-5
+    )
 
 
 def test_undefined_idf_precision_is_reported_as_zero():

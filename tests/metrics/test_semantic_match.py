@@ -231,8 +231,18 @@ def test_save_and_load_round_trip(tmp_path, fitted, stsb_pairs):
     assert loaded.score(output="a dog", reference="a cat").metadata["fitted"] is True
 
 
-def test_isolated_token_vectors_are_available(stsb_pairs):
+def test_isolated_token_vectors_are_available():
     isolated = SemanticMatch(device="cpu", track=False, token_vectors="isolated")
     result = isolated.score(output="Heart attack", reference="Myocardial infarction")
     assert result.metadata["token_vectors"] == "isolated"
-    assert 0.0 < result.metadata["word"] < 1.0
+    # The engine's isolated word level is checked against sentence-transformers in
+    # tests/semantic/test_engine.py; here the setting must reach it, and it differs
+    # from the default, in-context token vectors.
+    [engine_isolated] = SemanticMatchEngine(
+        "all-MiniLM-L6-v2", device="cpu", token_vectors="isolated"
+    ).score(["Heart attack"], ["Myocardial infarction"])
+    [in_context] = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu").score(
+        ["Heart attack"], ["Myocardial infarction"]
+    )
+    assert result.metadata["word"] == pytest.approx(engine_isolated.word, abs=1e-6)
+    assert abs(engine_isolated.word - in_context.word) > 1e-3
