@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from scipy import stats as scipy_stats
 
 from opik_semantic_metrics.cli.main import main
 
@@ -35,9 +36,13 @@ def segment_files(tmp_path_factory) -> tuple[dict[str, Path], list[int]]:
     return files, kept
 
 
-def _oracle(model: str, mode: str) -> list[float]:
+def _oracle_entry(model: str, mode: str) -> dict:
     oracle = json.loads((COMET_FIXTURES / "oracle.json").read_text(encoding="utf-8"))
-    return oracle["models"][model][mode]["scores"]
+    return oracle["models"][model][mode]
+
+
+def _oracle(model: str, mode: str) -> list[float]:
+    return _oracle_entry(model, mode)["scores"]
 
 
 def _json_run(*arguments: str) -> dict:
@@ -78,7 +83,14 @@ def test_text_output_and_compare_of_two_models(capsys, segment_files, tmp_path):
     assert main(["comet-score", *base, "-m", str(COMET_FIXTURES / "regression-xlmr")]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["line", "score"] and len(lines) == 2 + len(kept) + 1
-    assert lines[-1].endswith(f"(regression_metric) score: {float(lines[-1].split()[-1]):.6f}")
+    # The table and the system score, printed to 6 decimals: unbabel-comet's scores of
+    # the lines fed in, and their mean (its system score of these lines).
+    xlmr = [_oracle("regression-xlmr", "with_reference")[i] for i in kept]
+    rows = [line.split() for line in lines[2:-1]]
+    assert [int(line) for line, _ in rows] == list(range(1, len(kept) + 1))
+    assert [float(score) for _, score in rows] == pytest.approx(xlmr, abs=1e-5)
+    assert lines[-1].startswith(f"{COMET_FIXTURES / 'regression-xlmr'} (regression_metric) score:")
+    assert float(lines[-1].split()[-1]) == pytest.approx(sum(xlmr) / len(xlmr), abs=1e-5)
     for name in ("regression-xlmr", "regression-bert"):
         document = _json_run(*base, "-m", str(COMET_FIXTURES / name))
         (tmp_path / f"{name}.json").write_text(json.dumps(document), encoding="utf-8")
@@ -86,10 +98,24 @@ def test_text_output_and_compare_of_two_models(capsys, segment_files, tmp_path):
     assert main(["compare", *arguments, "--json"]) == 0
     comparison = json.loads(capsys.readouterr().out)
     assert comparison["metric"] == "score" and comparison["items"] == len(kept)
+    bert = [_oracle("regression-bert", "with_reference")[i] for i in kept]
+    mean_xlmr, mean_bert = sum(xlmr) / len(xlmr), sum(bert) / len(bert)
+    assert comparison["mean_a"] == pytest.approx(mean_xlmr, abs=1e-5)
+    assert comparison["mean_b"] == pytest.approx(mean_bert, abs=1e-5)
+    assert comparison["difference"] == pytest.approx(mean_xlmr - mean_bert, abs=1e-5)
+    winner = arguments[0] if mean_xlmr > mean_bert else arguments[1]
+    assert comparison["winner"] == winner
+    # compare's t-test is the paired one (compare/stats.py): scipy's ttest_rel on the
+    # two models' unbabel-comet scores. Relative tolerance: the p-value lies far out in
+    # the tail (about 5e-9), where score differences of 1e-7 already move its last digits.
+    oracle = scipy_stats.ttest_rel(xlmr, bert)
+    assert comparison["t_test"]["statistic"] == pytest.approx(oracle.statistic, rel=1e-3)
+    assert comparison["t_test"]["p_value"] == pytest.approx(oracle.pvalue, rel=1e-3)
+    assert comparison["significant"] is bool(oracle.pvalue < 0.05)
 
 
 def test_word_level_models_give_error_spans(segment_files):
-    files, _ = segment_files
+    files, kept = segment_files
     result = _json_run(
         "-s",
         str(files["src"]),
@@ -100,9 +126,29 @@ def test_word_level_models_give_error_spans(segment_files):
         "-m",
         str(COMET_FIXTURES / "unified-bert"),
     )
-    spans = [span for row in result["scores"] for span in row["error_spans"]]
-    assert spans and set(spans[0]) == {"text", "severity", "confidence", "start", "end"}
-    assert {"src", "ref", "unified"} <= set(result["scores"][0]["partial_scores"])
+    expected = _oracle_entry("unified-bert", "with_reference")
+    metadata = expected["metadata"]
+    rows = result["scores"]
+    assert [row["score"] for row in rows] == pytest.approx(
+        [expected["scores"][i] for i in kept], abs=1e-5
+    )
+    spans = 0
+    for row, index in zip(rows, kept, strict=True):
+        theirs = metadata["error_spans"][index]
+        assert [(s["text"], s["severity"], s["start"], s["end"]) for s in row["error_spans"]] == [
+            (e["text"], e["severity"], e["start"], e["end"]) for e in theirs
+        ]
+        assert [s["confidence"] for s in row["error_spans"]] == pytest.approx(
+            [e["confidence"] for e in theirs], abs=1e-5
+        )
+        spans += len(theirs)
+    assert spans > 0  # the lines fed in do have error spans to compare
+    partial_keys = {"src_scores": "src", "ref_scores": "ref", "unified_scores": "unified"}
+    assert set(rows[0]["partial_scores"]) == set(partial_keys.values())
+    for key, ours in partial_keys.items():
+        assert [row["partial_scores"][ours] for row in rows] == pytest.approx(
+            [metadata[key][i] for i in kept], abs=1e-5
+        )
 
 
 @pytest.mark.parametrize(
