@@ -5,17 +5,20 @@ from __future__ import annotations
 import base64
 import contextlib
 import io
+import itertools
 import json
 import re
 import zipfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from example_modules import EXAMPLES, load_example
 from matplotlib import colormaps
 from matplotlib.colors import to_rgb
 from PIL import Image
+from scipy import stats as scipy_stats
 from scipy.spatial import cKDTree
 
 from chromium import SKIP_REASON, find_chromium, screenshot
@@ -30,6 +33,35 @@ ARTICLES = 6
 
 def _raw_rows() -> list[dict]:
     return [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
+
+
+def _first_rows(articles: int) -> list[dict]:
+    """The rows of the file's first ``articles`` articles: what ``--limit`` scores."""
+    first_ids = list(dict.fromkeys(row["doc_id"] for row in _raw_rows()))[:articles]
+    return [row for row in _raw_rows() if row["doc_id"] in first_ids]
+
+
+@pytest.fixture(scope="module")
+def engine_scores() -> pd.DataFrame:
+    """Each summary of the first articles with its human score and its BERTScore F1.
+
+    The F1 comes from BERTScoreEngine called here, apart from the demo's Opik
+    experiments; one row per (article, system), in file order.
+    """
+    rows = _first_rows(ARTICLES)
+    engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
+    results = engine.score(
+        [demo.clean(row["summary"]) for row in rows],
+        [demo.clean(row["reference"]) for row in rows],
+    )
+    return pd.DataFrame(
+        {
+            "doc_id": [row["doc_id"] for row in rows],
+            "system": [row["system"] for row in rows],
+            "human": [row["litepyramid_recall"] for row in rows],
+            "f1": [result.f1 for result in results],
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -73,14 +105,12 @@ def test_each_system_is_an_experiment_with_every_item_scored(run):
     assert "Opik: no server configured" in printed
 
 
-def test_printed_means_are_the_human_and_bertscore_means(run):
+def test_printed_means_are_the_human_and_bertscore_means(run, engine_scores):
     printed, _ = run
-    first_ids = list(dict.fromkeys(row["doc_id"] for row in _raw_rows()))[:ARTICLES]
-    rows = [row for row in _raw_rows() if row["doc_id"] in first_ids]
+    rows = _first_rows(ARTICLES)
     human = _table_rows(printed, "litepyramid_recall")
     bertscore = _table_rows(printed, "bertscore_f1")
     semantic = _table_rows(printed, "semantic_match")
-    engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
     semantic_match = SemanticMatch(device="cpu", track=False)
     # One reference per article, as the demo fits it (each row repeats its article's).
     semantic_match.fit(list(dict.fromkeys(demo.clean(row["reference"]) for row in rows)))
@@ -88,14 +118,8 @@ def test_printed_means_are_the_human_and_bertscore_means(run):
         mine = [row for row in rows if row["system"] == system]
         expected_human = np.mean([row["litepyramid_recall"] for row in mine])
         assert human[system] == (ARTICLES, pytest.approx(expected_human, abs=5e-5))
-        results = engine.score(
-            [demo.clean(row["summary"]) for row in mine],
-            [demo.clean(row["reference"]) for row in mine],
-        )
-        assert bertscore[system] == (
-            ARTICLES,
-            pytest.approx(np.mean([r.f1 for r in results]), abs=5e-5),
-        )
+        f1 = engine_scores.loc[engine_scores["system"] == system, "f1"]
+        assert bertscore[system] == (ARTICLES, pytest.approx(f1.mean(), abs=5e-5))
         semantic_results = semantic_match.score_batch(
             [demo.clean(row["summary"]) for row in mine],
             [demo.clean(row["reference"]) for row in mine],
@@ -106,12 +130,55 @@ def test_printed_means_are_the_human_and_bertscore_means(run):
         )
 
 
-def test_output_has_pairwise_tests_rankings_correlations_and_the_answer_match_note(run):
+def _printed_rows(printed: str, heading: str, metric: str) -> list[list[str]]:
+    """The cells of ``metric``'s rows in the table printed under ``heading``."""
+    table = printed.split(heading, 1)[1].split("\n\n", 1)[0]
+    return [line.split() for line in table.splitlines() if line.split()[:1] == [metric]]
+
+
+def test_output_has_pairwise_tests_rankings_correlations_and_the_answer_match_note(
+    run, engine_scores
+):
     printed, _ = run
     assert printed.count("bertscore_recall     bart     t5-base") == 1
+    # Printed to 4 decimals: within 5e-5 of the values from the F1s computed here.
+    f1 = engine_scores.pivot(index="doc_id", columns="system", values="f1")
+    pairwise = _printed_rows(printed, "Pairwise differences", "bertscore_f1")
+    assert [tuple(row[1:3]) for row in pairwise] == list(itertools.combinations(demo.SYSTEMS, 2))
+    for _, a, b, mean_a, mean_b, difference, p_value, _, winner, significant in pairwise:
+        # The demo's test is the paired t-test, on the two systems' F1s of each article.
+        oracle = scipy_stats.ttest_rel(f1[a], f1[b])
+        expected_means = (f1[a].mean(), f1[b].mean(), f1[a].mean() - f1[b].mean())
+        assert [float(mean_a), float(mean_b), float(difference)] == pytest.approx(
+            expected_means, abs=5e-5
+        )
+        assert float(p_value) == pytest.approx(oracle.pvalue, abs=5e-5)
+        assert winner == (a if f1[a].mean() > f1[b].mean() else b)
+        assert significant == ("yes" if oracle.pvalue < 0.05 else "no")
     assert "Ranking by each score (human order: bart > t5-base > pointer-generator)" in printed
-    assert re.search(r"bertscore_f1\s+system\s+-?\d\.\d{4}", printed)
-    assert re.search(r"bertscore_f1\s+summary\s+-?\d\.\d{4}", printed)
+
+    # pandas' coefficients (Pearson, Spearman, Kendall's tau-b) of F1 with the human
+    # score: over the systems' means, and per article over its summaries, averaged.
+    methods = ("pearson", "spearman", "kendall")
+    means = engine_scores.groupby("system")[["f1", "human"]].mean()
+    per_article = engine_scores.groupby("doc_id")[["f1", "human"]].apply(
+        lambda group: pd.Series({m: group["f1"].corr(group["human"], method=m) for m in methods})
+    )
+    correlation = {
+        level: cells
+        for _, level, *cells in _printed_rows(printed, "Correlation with the human", "bertscore_f1")
+    }
+    assert set(correlation) == {"system", "summary"}
+    assert [float(cell) for cell in correlation["system"][:3]] == pytest.approx(
+        [means["f1"].corr(means["human"], method=m) for m in methods], abs=5e-5
+    )
+    assert correlation["system"][3:] == ["3", "0"]
+    # Articles whose scores are all equal have no correlation (NaN): skipped, not averaged.
+    assert [float(cell) for cell in correlation["summary"][:3]] == pytest.approx(
+        per_article.mean().tolist(), abs=5e-5
+    )
+    defined = int(per_article["pearson"].notna().sum())
+    assert correlation["summary"][3:] == [str(defined), str(ARTICLES - defined)]
     assert "AnswerMatch is not applied" in printed
     assert f"(checked: 0 of the {3 * ARTICLES} summaries match)" in printed
 
@@ -169,7 +236,7 @@ def test_chromium_renders_the_reports_plots(run, tmp_path):
     assert max(blank.values()) < 50, blank
 
 
-def test_comet_offline_experiment_holds_metrics_tables_plots_and_report(tmp_path):
+def test_comet_offline_experiment_holds_metrics_tables_plots_and_report(tmp_path, engine_scores):
     pytest.importorskip("comet_ml", reason="comet_ml is the optional `comet` extra")
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
@@ -184,7 +251,11 @@ def test_comet_offline_experiment_holds_metrics_tables_plots_and_report(tmp_path
         for m in messages
         if m["type"] == "metric_msg"
     }
-    assert {f"{s}/bertscore_f1/mean" for s in demo.SYSTEMS} <= set(metrics)
+    # The logged means are over the 3 articles scored: the first 3 of the F1s computed here.
+    first = engine_scores[engine_scores["doc_id"].isin(engine_scores["doc_id"].unique()[:3])]
+    for system in demo.SYSTEMS:
+        expected = first.loc[first["system"] == system, "f1"].mean()
+        assert float(metrics[f"{system}/bertscore_f1/mean"]) == pytest.approx(expected, abs=5e-5)
     uploads = {
         m["payload"]["additional_params"].get("fileName")
         or m["payload"]["additional_params"].get("figName")
