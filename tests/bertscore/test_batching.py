@@ -224,3 +224,21 @@ def test_one_core_or_a_small_micro_batch_keeps_one_worker():
         torch.set_num_threads(before)
     small = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", micro_batch_size=8).batcher
     assert (small.workers, small.max_batch_size) == (1, 8)
+
+
+def test_empty_texts_are_logged_for_a_whole_list_not_for_micro_batches(caplog):
+    engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
+    logger = "opik_semantic_metrics.bertscore.engine"
+    with caplog.at_level("WARNING", logger=logger):
+        engine.score(["", "A dog runs.", "A cat."], ["A cat.", "A dog is running.", " "])
+    assert [record.getMessage() for record in caplog.records] == [
+        "2 of 3 items have an empty candidate or reference; their raw BERTScores are set "
+        "to 0 (as bert_score does)."
+    ]
+    caplog.clear()
+    # Per item, the count would be of a micro-batch the caller never saw; the item's own
+    # result flags it instead.
+    with caplog.at_level("WARNING", logger=logger), ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(engine.score_one, ["", *["A dog runs."] * 7], ["A cat."] * 8))
+    assert caplog.records == []
+    assert results[0].candidate_empty and results[0].f1 == 0.0

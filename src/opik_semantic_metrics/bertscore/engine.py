@@ -471,6 +471,21 @@ class BERTScoreEngine:
             InputError: Unequal lengths, a non-string, an empty list of references, or
                 ``idf=True`` without fitted weights.
         """
+        results = self._results(candidates, references)
+        empty = sum(result.candidate_empty or result.reference_empty for result in results)
+        if empty:
+            logger.warning(
+                "%d of %d items have an empty candidate or reference; their raw BERTScores "
+                "are set to 0 (as bert_score does).",
+                empty,
+                len(results),
+            )
+        return results
+
+    def _results(
+        self, candidates: Sequence[str], references: Sequence[Reference]
+    ) -> list[BERTScoreResult]:
+        """:meth:`score` without its warning about empty texts."""
         reference_lists = _check_texts(candidates, references)
         if not candidates:
             return []
@@ -511,14 +526,6 @@ class BERTScoreEngine:
                 )
             )
             start += len(group)
-        empty = sum(result.candidate_empty or result.reference_empty for result in results)
-        if empty:
-            logger.warning(
-                "%d of %d items have an empty candidate or reference; their raw BERTScores "
-                "are set to 0 (as bert_score does).",
-                empty,
-                len(results),
-            )
         return results
 
     def score_one(self, candidate: str, reference: Reference) -> BERTScoreResult:
@@ -536,7 +543,9 @@ class BERTScoreEngine:
         return self.batcher.submit((candidate, reference))
 
     def _score_items(self, items: list[tuple[str, Reference]]) -> list[BERTScoreResult]:
-        return self.score([candidate for candidate, _ in items], [ref for _, ref in items])
+        # No warning here: a micro-batch is ours, not the caller's list, and each empty
+        # item's own result says why it scored 0 (the metric puts that in its reason).
+        return self._results([candidate for candidate, _ in items], [ref for _, ref in items])
 
     def _match_pairs(
         self, pairs: Sequence[tuple[str, str]], embedded: dict[str, _TextEmbedding]
