@@ -31,7 +31,12 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("-t", "--translations", required=True, help="translation file")
     parser.add_argument("-r", "--references", default=None, help="reference file")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    add_model_options(parser, default_model=DEFAULT_MODEL, default_batch_size=16)
+    add_model_options(
+        parser,
+        default_model=DEFAULT_MODEL,
+        default_batch_size=16,
+        model_help="COMET Hub id, model directory, or path of a model.ckpt",
+    )
     parser.set_defaults(run=run)
 
 

@@ -82,16 +82,22 @@ def chunks(count: int, size: int, *, progress: bool | None, unit: str) -> Iterat
             bar.update(stop - start)
 
 
+ENCODER_MODEL_HELP = "Hub id, local directory, or all-MiniLM-L6-v2 (the packaged offline model)"
+
+
 def add_model_options(
-    parser: argparse.ArgumentParser, *, default_model: str | None, default_batch_size: int = 64
+    parser: argparse.ArgumentParser,
+    *,
+    default_model: str | None,
+    default_batch_size: int = 64,
+    model_help: str = ENCODER_MODEL_HELP,
 ) -> None:
     """``--model``, ``--device``, ``--batch-size`` and ``--progress``."""
     parser.add_argument(
         "-m",
         "--model",
         default=default_model,
-        help="Hub id, local directory, or all-MiniLM-L6-v2 (the packaged offline model)"
-        + (f"; default {default_model}" if default_model else ""),
+        help=model_help + (f"; default {default_model}" if default_model else ""),
     )
     parser.add_argument(
         "--device", default=None, help="cpu, cuda, cuda:1, ...; default: CUDA when available"
