@@ -37,7 +37,15 @@ def test_tokens_are_the_tokenizers_own_tokens(engine, minilm_path):
     assert float(matrix.max()) <= 1.0 + 1e-6
 
 
-@pytest.mark.parametrize(("candidate", "reference"), [(None, "a"), ("a", ["a", "b"]), (3, 4)])
-def test_non_strings_raise_input_error(engine, candidate, reference):
-    with pytest.raises(InputError, match="to be strings"):
+@pytest.mark.parametrize(
+    ("candidate", "reference", "message"),
+    [
+        (None, "a", "`candidate` to be a string, got NoneType"),
+        ("a", ["a", "b"], "`reference` to be a string, got list"),
+        (3, 4, "`candidate` to be a string, got int"),
+        ("a\udc80b", "a", "`candidate` to be valid Unicode text, found the unpaired"),
+    ],
+)
+def test_non_strings_raise_input_error(engine, candidate, reference, message):
+    with pytest.raises(InputError, match=message):
         engine.token_similarity(candidate, reference)

@@ -127,11 +127,50 @@ def test_empty_reference_scores_zero(metric):
         ("out", [], "non-empty list of strings"),
         ("out", ["fine", None], "only strings, found NoneType"),
         ("out", 7, "non-empty list"),
+        # An unpaired surrogate (text decoded with errors="surrogateescape"): tokenizers
+        # cannot read it.
+        ("a \udcff b", "ref", "candidate 0 to be valid Unicode text"),
+        ("out", ["fine", "\ud800"], "reference 0 to be valid Unicode text"),
     ],
 )
 def test_bad_input_raises_metric_computation_error(metric, output, reference, message):
     with pytest.raises(MetricComputationError, match=message):
         metric.score(output=output, reference=reference)
+
+
+@pytest.mark.parametrize(
+    ("outputs", "references", "message"),
+    [
+        (None, None, "`candidates` to be a list, got NoneType"),
+        (5, ["a"], "`candidates` to be a list, got int"),
+        ((text for text in ["a"]), ["a"], "`candidates` to be a list, got generator"),
+        ({"a", "b"}, ["a", "b"], "`candidates` to be a list, got set"),
+        (["a"], "a", "`references` to be a list, got str"),
+        (["a", "b"], ["a"], "as many references as candidates"),
+    ],
+)
+def test_bad_lists_for_score_batch_raise_metric_computation_error(
+    metric, outputs, references, message
+):
+    with pytest.raises(MetricComputationError, match=message):
+        metric.score_batch(outputs, references)
+
+
+@pytest.mark.parametrize(
+    ("references", "message"),
+    [
+        ("A dog runs.", "`references` to be a list, got str"),
+        (None, "`references` to be a list, got NoneType"),
+        ([], "at least one reference"),
+        ([1], "reference 0 to be a string or a non-empty list of strings, got int"),
+        (["a", None], "reference 1 to be a string or a non-empty list of strings"),
+        ([["a", 2]], "reference 0 to hold only strings, found int"),
+    ],
+)
+def test_bad_idf_corpus_raises_metric_computation_error(references, message):
+    metric = BERTScore(model="all-MiniLM-L6-v2", device="cpu", idf=True, track=False)
+    with pytest.raises(MetricComputationError, match=message):
+        metric.fit_idf(references)
 
 
 def test_score_batch_equals_per_item_scores(metric, stsb_pairs):

@@ -93,6 +93,12 @@ def test_xcomet_results_carry_the_error_spans(xcomet):
         ({"input": "A text.", "output": "Ein Text."}, "needs a reference"),
         ({"input": "A text.", "output": "Ein Text.", "reference": None}, "needs a reference"),
         ({"input": "A text.", "output": "Ein Text.", "reference": ["a", "b"]}, "got list"),
+        (
+            {"input": "A \udcff.", "output": "Ein Text.", "reference": "Text."},
+            "source 0 to be valid",
+        ),
+        ({"input": "A text.", "output": "Ein \ud800", "reference": "Text."}, "translation 0 to be"),
+        ({"input": "A text.", "output": "Ein Text.", "reference": "\udcff"}, "reference 0 to be"),
     ],
 )
 def test_bad_input_is_a_metric_computation_error(metric, arguments, message):

@@ -132,6 +132,10 @@ def test_the_same_stop_word_answer_is_identical(metric):
         ("out", [], "non-empty list of strings"),
         ("out", ["fine", None], "only strings, found NoneType"),
         ("out", 7, "got int"),
+        # An unpaired surrogate (text decoded with errors="surrogateescape"): tokenizers
+        # cannot read it.
+        ("a \udcff b", "ref", "candidate 0 to be valid Unicode text"),
+        ("out", ["fine", "\ud800"], "reference 0 to be valid Unicode text"),
     ],
 )
 def test_bad_input_raises_metric_computation_error(metric, output, reference, message):

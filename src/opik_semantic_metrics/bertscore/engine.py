@@ -37,6 +37,7 @@ from opik_semantic_metrics.bertscore.greedy import GreedyMatch, greedy_match
 from opik_semantic_metrics.bertscore.idf import IdfTable, fit_idf, uniform_weights
 from opik_semantic_metrics.bertscore.tokenize import EncodedText, TextEncoder
 from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.inputs import as_list, check_text, reference_texts
 from opik_semantic_metrics.models.loading import (
     LoadedEncoder,
     count_model_layers,
@@ -92,7 +93,8 @@ class BERTScoreResult:
         reference_empty: The best-F1 reference had no tokens (scores are 0).
         best_reference: Index of the reference with the highest F1.
         best_match, worst_match: The candidate's best- and worst-matched tokens against
-            the best reference; ``None`` when the candidate is empty.
+            the best reference; ``None`` when the candidate or that reference is empty, or
+            when every candidate token weighs 0 under idf.
     """
 
     precision: float
@@ -116,34 +118,18 @@ class _TextEmbedding:
     weights: torch.Tensor
 
 
-def _check_texts(candidates: Sequence[object], references: Sequence[object]) -> list[list[str]]:
+def _check_texts(candidates: object, references: object) -> list[list[str]]:
     """Validate inputs once, at the entry point; return references as lists of strings."""
-    if isinstance(candidates, str) or isinstance(references, str):
-        raise InputError("Expected `candidates` and `references` to be lists, got a string.")
-    if len(candidates) != len(references):
+    candidate_list = as_list(candidates, "candidates")
+    reference_list = as_list(references, "references")
+    if len(candidate_list) != len(reference_list):
         raise InputError(
-            f"Expected as many references as candidates, got {len(references)} references "
-            f"for {len(candidates)} candidates."
+            f"Expected as many references as candidates, got {len(reference_list)} references "
+            f"for {len(candidate_list)} candidates."
         )
-    reference_lists: list[list[str]] = []
-    for index, (candidate, reference) in enumerate(zip(candidates, references, strict=True)):
-        if not isinstance(candidate, str):
-            raise InputError(
-                f"Expected candidate {index} to be a string, got {type(candidate).__name__}."
-            )
-        group = [reference] if isinstance(reference, str) else reference
-        if not isinstance(group, Sequence) or len(group) == 0:
-            raise InputError(
-                f"Expected reference {index} to be a string or a non-empty list of strings, "
-                f"got {reference!r:.80}."
-            )
-        if not all(isinstance(text, str) for text in group):
-            kinds = sorted({type(text).__name__ for text in group if not isinstance(text, str)})
-            raise InputError(
-                f"Expected reference {index} to hold only strings, found {', '.join(kinds)}."
-            )
-        reference_lists.append(list(group))
-    return reference_lists
+    for index, candidate in enumerate(candidate_list):
+        check_text(candidate, f"candidate {index}")
+    return [reference_texts(reference, index) for index, reference in enumerate(reference_list)]
 
 
 class BERTScoreEngine:
@@ -311,12 +297,16 @@ class BERTScoreEngine:
         """Fit idf weights on a reference corpus (lists of references are flattened).
 
         Replaces weights fitted before; used only when the engine has ``idf=True``.
+
+        Raises:
+            InputError: Not a list, an empty list, or an item that is not a string or a
+                non-empty list of strings.
         """
-        corpus = [
-            text for item in references for text in ([item] if isinstance(item, str) else item)
-        ]
-        if not all(isinstance(text, str) for text in corpus):
-            raise InputError("Expected the idf corpus to hold only strings.")
+        items = as_list(references, "references")
+        if len(items) == 0:
+            # Fitted on nothing, every weight would be 0 and every score undefined.
+            raise InputError("Expected at least one reference to fit idf on, got none.")
+        corpus = [text for index, item in enumerate(items) for text in reference_texts(item, index)]
         self.idf_table = fit_idf(encoded.ids for encoded in self.text_encoder.encode_many(corpus))
         return self.idf_table
 
@@ -636,11 +626,8 @@ class BERTScoreEngine:
             >>> round(float(matrix[3, 3]), 2), tuple(matrix.shape)
             (0.63, (6, 6))
         """
-        if not isinstance(candidate, str) or not isinstance(reference, str):
-            raise InputError(
-                "Expected `candidate` and `reference` to be strings, got "
-                f"{type(candidate).__name__} and {type(reference).__name__}."
-            )
+        check_text(candidate, "`candidate`")
+        check_text(reference, "`reference`")
         embedded = self._embed([candidate, reference])
         cand, ref = embedded[candidate], embedded[reference]
         matrix = (cand.embeddings @ ref.embeddings.T).cpu()

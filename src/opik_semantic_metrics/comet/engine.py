@@ -38,6 +38,7 @@ from opik_semantic_metrics.comet.models import (
     load_model,
 )
 from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.inputs import as_list, check_text
 from opik_semantic_metrics.models.loading import resolve_device
 
 __all__ = ["FAITHFUL_TO_COMET", "CometEngine", "CometResult", "ErrorSpan", "LoadedComet"]
@@ -105,11 +106,7 @@ def _check_items(
     reads_reference: bool,
 ) -> list[str | None]:
     """Validate inputs once, at the entry point; return the references the model reads."""
-    for name, values in (("sources", sources), ("translations", translations)):
-        if isinstance(values, str) or not isinstance(values, Sequence):
-            raise InputError(
-                f"Expected `{name}` to be a list of strings, got {type(values).__name__}."
-            )
+    sources, translations = as_list(sources, "sources"), as_list(translations, "translations")
     if len(sources) != len(translations):
         raise InputError(
             f"Expected as many sources as translations, got {len(sources)} sources for "
@@ -117,17 +114,14 @@ def _check_items(
         )
     for name, values in (("source", sources), ("translation", translations)):
         for index, text in enumerate(values):
-            if not isinstance(text, str):
-                raise InputError(
-                    f"Expected {name} {index} to be a string, got {type(text).__name__}."
-                )
+            check_text(text, f"{name} {index}")
     if not reads_reference:
         return [None] * len(translations)
     if references is None:
         references = [None] * len(translations)
-    elif isinstance(references, str) or not isinstance(references, Sequence):
-        raise InputError(f"Expected `references` to be a list, got {type(references).__name__}.")
-    elif len(references) != len(translations):
+    else:
+        references = as_list(references, "references")
+    if len(references) != len(translations):
         raise InputError(
             f"Expected as many references as translations, got {len(references)} references "
             f"for {len(translations)} translations."
@@ -144,7 +138,7 @@ def _check_items(
                 f"Expected reference {index} to be a string or None, "
                 f"got {type(reference).__name__}."
             )
-        checked.append(reference)
+        checked.append(None if reference is None else check_text(reference, f"reference {index}"))
     return checked
 
 

@@ -8,7 +8,9 @@ Bad input, by design:
 - ``output`` that is not a string (``None``, numbers, lists): ``MetricComputationError``
   naming the type; Opik then marks that item's score as failed and leaves it out of
   averages, and the run goes on.
-- ``reference`` that is neither a string nor a non-empty list of strings: the same.
+- ``reference`` that is neither a string nor a non-empty list of strings, a text with an
+  unpaired surrogate (no tokenizer reads one), or ``idf=True`` before :meth:`fit_idf`:
+  the same.
 - an empty or whitespace-only ``output`` or ``reference``: scores 0.0, as bert_score
   documents (raw scores; with rescaling, 0 is rescaled like any other raw score), with
   the fact stated in ``reason`` and ``metadata``.
@@ -131,8 +133,9 @@ class BERTScore(base_metric.BaseMetric):
             ``[f1, precision, recall]`` as ScoreResults.
 
         Raises:
-            MetricComputationError: ``output`` is not a string, or ``reference`` is not a
-                string or a non-empty list of strings.
+            MetricComputationError: ``output`` is not a string, ``reference`` is not a
+                string or a non-empty list of strings, a text holds an unpaired surrogate,
+                or ``idf=True`` and :meth:`fit_idf` has not been called.
         """
         try:
             result = self.engine.score_one(output, reference)

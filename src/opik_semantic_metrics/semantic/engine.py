@@ -58,6 +58,7 @@ from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
 from opik_semantic_metrics.batching.cpu_parallel import map_longest_first
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.inputs import as_list, check_text, reference_texts
 from opik_semantic_metrics.models.loading import LoadedEncoder, load_encoder
 from opik_semantic_metrics.semantic.cleaning import clean_text, word_forms
 from opik_semantic_metrics.semantic.combine import (
@@ -191,42 +192,20 @@ def reference_text(reference: object, index: int) -> str:
     Raises:
         InputError: Anything else, naming the item's index and the type found.
     """
-    if isinstance(reference, str):
-        return reference
-    if isinstance(reference, Sequence) and len(reference) > 0:
-        kinds = sorted({type(part).__name__ for part in reference if not isinstance(part, str)})
-        if kinds:
-            raise InputError(
-                f"Expected reference {index} to hold only strings, found {', '.join(kinds)}."
-            )
-        return LIST_SEPARATOR.join(reference)
-    raise InputError(
-        f"Expected reference {index} to be a string or a non-empty list of strings, "
-        f"got {type(reference).__name__}."
-    )
-
-
-def _as_list(value: object, name: str) -> Sequence[object]:
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        raise InputError(f"Expected `{name}` to be a list, got {type(value).__name__}.")
-    return value
+    return LIST_SEPARATOR.join(reference_texts(reference, index))
 
 
 def _check_pairs(candidates: object, references: object) -> tuple[list[str], list[str]]:
     """Validate inputs once, at the entry point; return outputs and joined references."""
-    outputs, reference_list = _as_list(candidates, "candidates"), _as_list(references, "references")
+    outputs, reference_list = as_list(candidates, "candidates"), as_list(references, "references")
     if len(outputs) != len(reference_list):
         raise InputError(
             f"Expected as many references as candidates, got {len(reference_list)} references "
             f"for {len(outputs)} candidates."
         )
-    checked = []
-    for index, candidate in enumerate(outputs):
-        if not isinstance(candidate, str):
-            raise InputError(
-                f"Expected candidate {index} to be a string, got {type(candidate).__name__}."
-            )
-        checked.append(candidate)
+    checked = [
+        check_text(candidate, f"candidate {index}") for index, candidate in enumerate(outputs)
+    ]
     texts = [reference_text(reference, index) for index, reference in enumerate(reference_list)]
     return checked, texts
 
@@ -479,7 +458,7 @@ class SemanticMatchEngine:
             InputError: An empty corpus, a malformed reference, or (when the baseline is
                 not fixed) fewer than two distinct non-empty references.
         """
-        corpus = _as_list(references, "references")
+        corpus = as_list(references, "references")
         if len(corpus) == 0:
             raise InputError("Expected at least one reference to fit on, got none.")
         texts = [reference_text(reference, index) for index, reference in enumerate(corpus)]
@@ -582,19 +561,21 @@ class SemanticMatchEngine:
         Raises:
             InputError: Unequal lengths, a non-string, or a malformed list reference.
         """
-        outputs, reference_texts = _check_pairs(candidates, references)
+        outputs, joined_references = _check_pairs(candidates, references)
         state = self.state
         clean_outputs = [clean_text(text) for text in outputs]
-        clean_references = [clean_text(text) for text in reference_texts]
+        clean_references = [clean_text(text) for text in joined_references]
         statuses = [
             _status(*texts)
-            for texts in zip(outputs, reference_texts, clean_outputs, clean_references, strict=True)
+            for texts in zip(
+                outputs, joined_references, clean_outputs, clean_references, strict=True
+            )
         ]
         scored = [index for index, status in enumerate(statuses) if status == "scored"]
         needed = [
             text
             for i in scored
-            for text in (outputs[i], reference_texts[i], clean_outputs[i], clean_references[i])
+            for text in (outputs[i], joined_references[i], clean_outputs[i], clean_references[i])
         ]
         unique = list(dict.fromkeys(needed))
         encoded = dict(zip(unique, self.encode(unique), strict=True))
@@ -609,7 +590,7 @@ class SemanticMatchEngine:
         )
         results = [_unscored(status) for status in statuses]
         for i, word in zip(scored, words, strict=True):
-            output, reference = encoded[outputs[i]], encoded[reference_texts[i]]
+            output, reference = encoded[outputs[i]], encoded[joined_references[i]]
             sentence = cosine(
                 encoded[clean_outputs[i]].sentence, encoded[clean_references[i]].sentence
             )

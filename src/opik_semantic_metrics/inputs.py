@@ -1,0 +1,80 @@
+"""Checks of the lists and texts the engines take, one place for every engine.
+
+Each check raises :class:`~opik_semantic_metrics.errors.InputError` naming the item, so
+that a metric can fail that item with a clear ``MetricComputationError`` instead of a
+``TypeError`` from deep inside a tokenizer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from opik_semantic_metrics.errors import InputError
+
+
+def as_list(value: object, name: str) -> Sequence[object]:
+    """``value`` if it is a list (any sequence but a string).
+
+    Raises:
+        InputError: A string, ``None``, a number, a set, a generator...
+
+    Example:
+        >>> as_list(("a", "b"), "candidates")
+        ('a', 'b')
+    """
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise InputError(f"Expected `{name}` to be a list, got {type(value).__name__}.")
+    return value
+
+
+def check_text(value: object, what: str) -> str:
+    """``value`` if it is a string that can be written as UTF-8.
+
+    A string can hold unpaired surrogates (``"\\ud800"``: text decoded with
+    ``errors="surrogateescape"``, or JSON with a broken escape); tokenizers cannot read
+    them and fail with a ``TypeError``.
+
+    Raises:
+        InputError: Not a string, or a string with an unpaired surrogate; ``what`` names
+            the item (``"candidate 3"``).
+
+    Example:
+        >>> check_text("Café", "candidate 0")
+        'Café'
+    """
+    if not isinstance(value, str):
+        raise InputError(f"Expected {what} to be a string, got {type(value).__name__}.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise InputError(
+            f"Expected {what} to be valid Unicode text, found the unpaired surrogate "
+            f"{value[error.start]!r} at character {error.start}."
+        ) from None
+    return value
+
+
+def reference_texts(reference: object, index: int) -> list[str]:
+    """One item's reference as a list of texts: a string alone, or a non-empty list of
+    strings.
+
+    Raises:
+        InputError: Anything else, naming the item's index and the type found.
+
+    Example:
+        >>> reference_texts("A cat.", 0), reference_texts(["A cat.", "A kitten."], 1)
+        (['A cat.'], ['A cat.', 'A kitten.'])
+    """
+    if isinstance(reference, str):
+        return [check_text(reference, f"reference {index}")]
+    if isinstance(reference, Sequence) and len(reference) > 0:
+        kinds = sorted({type(part).__name__ for part in reference if not isinstance(part, str)})
+        if kinds:
+            raise InputError(
+                f"Expected reference {index} to hold only strings, found {', '.join(kinds)}."
+            )
+        return [check_text(part, f"reference {index}") for part in reference]
+    raise InputError(
+        f"Expected reference {index} to be a string or a non-empty list of strings, "
+        f"got {type(reference).__name__}."
+    )
