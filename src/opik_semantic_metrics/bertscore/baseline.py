@@ -36,10 +36,11 @@ BASELINE_MAX_WORDS = 32
 class Baseline:
     """Baseline values of one layer for P, R and F1.
 
+    The engine rescales each score ``s`` with its baseline ``b`` as ``(s - b) / (1 - b)``.
+
     Example:
-        >>> baseline = Baseline(precision=0.8, recall=0.8, f1=0.8)
-        >>> round(baseline.rescale_f1(0.9), 6)
-        0.5
+        >>> Baseline(precision=0.8, recall=0.75, f1=0.77).as_tensor()
+        tensor([0.8000, 0.7500, 0.7700])
     """
 
     precision: float
@@ -49,10 +50,6 @@ class Baseline:
     def as_tensor(self) -> torch.Tensor:
         """``tensor([b_P, b_R, b_F])`` in float32, as bert_score applies it."""
         return torch.tensor([self.precision, self.recall, self.f1], dtype=torch.float32)
-
-    def rescale_f1(self, value: float) -> float:
-        """Rescale one F1 value."""
-        return (value - self.f1) / (1 - self.f1)
 
 
 def packaged_baseline_path(lang: str, model: str) -> Path:
