@@ -123,6 +123,11 @@ def test_custom_abstentions():
         ({"tolerance": math.nan}, "tolerance"),
         ({"tolerance": "0.01"}, "tolerance"),
         ({"relative_tolerance": math.inf}, "relative_tolerance"),
+        # Ints past a float's range: math.isfinite would raise OverflowError.
+        pytest.param({"tolerance": 10**400}, "tolerance", id="tolerance=10**400"),
+        pytest.param(
+            {"relative_tolerance": 10**400}, "relative_tolerance", id="relative_tolerance=10**400"
+        ),
         ({"ordered": "yes"}, "ordered"),
         ({"abstentions": []}, "abstention"),
         ({"abstentions": "not answerable"}, "abstentions"),
@@ -132,6 +137,14 @@ def test_custom_abstentions():
         ({"semantic": len}, "semantic_threshold"),
         ({"semantic": "keywords", "semantic_threshold": 1.5}, r"\(0, 1\]"),
         ({"semantic": len, "semantic_threshold": math.nan}, "finite"),
+        pytest.param(
+            {"semantic": "keywords", "semantic_threshold": 10**400},
+            "finite",
+            id="keywords-threshold=10**400",
+        ),
+        pytest.param(
+            {"semantic": len, "semantic_threshold": 10**400}, "finite", id="threshold=10**400"
+        ),
     ],
 )
 def test_bad_settings_raise_value_error(kwargs, message):
@@ -227,7 +240,9 @@ def test_a_plain_callable_scorer():
     assert not matcher.match("Audit committee", "Sustainability committee").matched
 
 
-@pytest.mark.parametrize("returned", [math.nan, math.inf, "0.9", None])
+@pytest.mark.parametrize(
+    "returned", [math.nan, math.inf, "0.9", None, pytest.param(10**400, id="10**400")]
+)
 def test_a_scorer_returning_a_non_number_is_an_input_error(returned):
     matcher = AnswerMatcher(semantic=lambda output, reference: returned, semantic_threshold=0.5)
     with pytest.raises(InputError, match="not a finite number"):

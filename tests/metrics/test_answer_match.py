@@ -7,6 +7,7 @@ import math
 import numpy
 import opik
 import pytest
+import torch
 from opik.evaluation.metrics import LevenshteinRatio
 from opik.evaluation.metrics.score_result import ScoreResult
 from opik.exceptions import MetricComputationError
@@ -77,6 +78,12 @@ def test_settings_reach_the_matcher():
     ("kwargs", "message"),
     [
         ({"tolerance": -1}, "tolerance"),
+        pytest.param({"tolerance": 10**400}, "tolerance", id="tolerance=10**400"),
+        pytest.param(
+            {"semantic": "keywords", "semantic_threshold": 10**400},
+            "semantic_threshold",
+            id="keywords-threshold=10**400",
+        ),
         ({"semantic": "bertscore"}, "semantic"),
         ({"semantic": 42}, "semantic"),
         ({"semantic": len}, "semantic_threshold"),
@@ -192,6 +199,12 @@ def test_a_plain_callable():
         ("high", "returned 'high'"),
         (True, "returned True"),
         (ScoreResult(name="x", value=0.0, scoring_failed=True), "returned ScoreResult"),
+        # Past a float's range: math.isfinite would raise OverflowError.
+        pytest.param(10**400, "returned 1000", id="10**400"),
+        # Past Python's digit limit for int-to-text: even repr() raises.
+        pytest.param(10**5000, "returned a value of type int that repr", id="10**5000"),
+        (numpy.float32("inf"), r"returned np.float32\(inf\), not a finite score"),
+        (torch.tensor([0.9, 0.8]), r"returned tensor\(\[0.9"),
     ],
 )
 def test_a_scorer_returning_no_score_is_a_metric_computation_error(returned, message):
@@ -200,6 +213,27 @@ def test_a_scorer_returning_no_score_is_a_metric_computation_error(returned, mes
     )
     with pytest.raises(MetricComputationError, match=message):
         metric.score(output="Lyon", reference="Paris", answer_format="Str")
+
+
+@pytest.mark.parametrize(
+    "returned",
+    [
+        numpy.float32(0.9),
+        torch.tensor(0.9),
+        numpy.float64(0.9),
+        [torch.tensor(0.9, dtype=torch.float64)],
+        ScoreResult(name="x", value=numpy.float32(0.9)),  # type: ignore[arg-type]
+    ],
+    ids=["numpy.float32", "0-d tensor", "numpy.float64", "list of a tensor", "ScoreResult"],
+)
+def test_a_scorer_returning_a_numpy_or_torch_number_is_a_score(returned):
+    metric = AnswerMatch(
+        semantic=lambda output, reference: returned, semantic_threshold=0.5, track=False
+    )
+    result = metric.score(output="Lyon", reference="Paris", answer_format="Str")
+    assert (result.value, result.metadata["method"]) == (1.0, "semantic")
+    score = result.metadata["semantic_score"]
+    assert type(score) is float and score == pytest.approx(0.9)
 
 
 def test_a_scorer_that_raises_is_a_metric_computation_error():

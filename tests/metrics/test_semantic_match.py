@@ -222,6 +222,12 @@ def test_fit_from_items_and_from_a_dataset_equal_fit(stsb_pairs):
         by_items.fit([])
 
 
+@pytest.mark.parametrize("items", [None, 5, "reference", {"reference": "a"}])
+def test_fit_from_items_that_are_not_a_list_raises_metric_computation_error(metric, items):
+    with pytest.raises(MetricComputationError, match="expected `items` to be a list of mappings"):
+        metric.fit_from_items(items)
+
+
 def test_save_and_load_round_trip(tmp_path, fitted, stsb_pairs):
     path = tmp_path / "semantic_match.json"
     fitted.save(path)

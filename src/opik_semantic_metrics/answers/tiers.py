@@ -295,9 +295,7 @@ class AnswerMatcher:
             semantic_threshold = 1.0
         if semantic is not None and semantic_threshold is None:
             raise ValueError("A semantic scorer needs a `semantic_threshold`.")
-        if semantic_threshold is not None and not (
-            isinstance(semantic_threshold, int | float) and math.isfinite(semantic_threshold)
-        ):
+        if semantic_threshold is not None and not is_finite_number(semantic_threshold):
             raise ValueError(
                 f"Expected `semantic_threshold` to be a finite number, got {semantic_threshold!r}."
             )
@@ -504,7 +502,7 @@ class AnswerMatcher:
             kind = "keyword coverage"
         else:
             score = self.semantic(answer.text, gold.text)  # type: ignore[operator]
-            if not isinstance(score, int | float) or not math.isfinite(score):
+            if not is_finite_number(score):
                 raise InputError(f"The semantic scorer returned {score!r}, not a finite number.")
             score = float(score)
             kind = "semantic score"
@@ -749,12 +747,22 @@ def _quote(text: str, limit: int = 80) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
+def is_finite_number(value: object) -> bool:
+    """Whether ``value`` is an int or float (not a bool) that is finite as a float.
+
+    Example:
+        >>> is_finite_number(0.5), is_finite_number(float("nan")), is_finite_number(10**400)
+        (True, False, False)
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int past a float's range
+        return False
+
+
 def _check_tolerance(name: str, value: object) -> Decimal:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value < 0
-    ):
+    if not is_finite_number(value) or value < 0:  # type: ignore[operator]
         raise ValueError(f"Expected `{name}` to be a finite number >= 0, got {value!r}.")
     return Decimal(repr(value))

@@ -19,8 +19,9 @@ Bad input, by design:
   list nested deeper than 4 or with more than 200 values, an unknown
   ``answer_format``): ``MetricComputationError`` naming the problem, so Opik marks that
   item's score as failed and the run goes on.
-- a semantic scorer that fails or returns something that is not a finite number:
-  ``MetricComputationError`` naming the scorer.
+- a semantic scorer that fails or returns something that is not a finite number (a
+  NumPy scalar or a 0-d PyTorch tensor counts as a number; an int past a float's range
+  does not): ``MetricComputationError`` naming the scorer.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from opik_semantic_metrics.answers.tiers import (
     AnswerMatcher,
     MatchResult,
     SemanticScorer,
+    is_finite_number,
 )
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.metrics.bertscore import BERTScore
@@ -241,7 +243,7 @@ def _guarded(call: Callable[[str, str], Any], name: str) -> SemanticScorer:
         value = _main_value(returned)
         if value is None:
             raise metric_failure(
-                f"AnswerMatch: the semantic scorer {name} returned {returned!r:.120}, "
+                f"AnswerMatch: the semantic scorer {name} returned {_shown(returned)}, "
                 "not a finite score."
             )
         return value
@@ -251,7 +253,8 @@ def _guarded(call: Callable[[str, str], Any], name: str) -> SemanticScorer:
 
 
 def _main_value(returned: Any) -> float | None:
-    """A ScoreResult's value, the first element of a list, or a plain number."""
+    """A ScoreResult's value, the first element of a list, or a plain number; ``None``
+    for anything else, or a number that is not finite as a float."""
     if isinstance(returned, list | tuple):
         if not returned:
             return None
@@ -260,9 +263,17 @@ def _main_value(returned: Any) -> float | None:
         if returned.scoring_failed:
             return None
         returned = returned.value
-    if isinstance(returned, bool) or not isinstance(returned, int | float):
-        return None
-    return float(returned) if math.isfinite(returned) else None
+    # A scorer computing with NumPy or PyTorch returns numpy.float32 or a 0-d tensor.
+    returned = python_value(returned)
+    return float(returned) if is_finite_number(returned) else None
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)`` cut to 120 characters, for an error message that must not fail."""
+    try:
+        return f"{value!r:.120}"
+    except Exception:  # an int past Python's digits-to-text limit, or a user's __repr__
+        return f"a value of type {type(value).__name__} that repr() cannot print"
 
 
 def _bertscore_threshold(metric: BERTScore) -> float:

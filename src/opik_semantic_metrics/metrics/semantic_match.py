@@ -140,9 +140,14 @@ class SemanticMatch(base_metric.BaseMetric):
         """Fit on the ``reference_key`` field of dataset items (dictionaries).
 
         Raises:
-            MetricComputationError: An item is not a mapping or has no such field, or as
-                :meth:`fit`.
+            MetricComputationError: ``items`` is not a list (or other sequence, not a
+                string), an item is not a mapping or has no such field, or as :meth:`fit`.
         """
+        if isinstance(items, str | bytes) or not isinstance(items, Sequence):
+            raise metric_failure(
+                f"{type(self).__name__}: expected `items` to be a list of mappings, got "
+                f"{type(items).__name__}."
+            )
         references = []
         for index, item in enumerate(items):
             if not isinstance(item, Mapping) or reference_key not in item:
