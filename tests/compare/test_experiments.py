@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import opik
 import pytest
 from opik.config import OpikConfig
+from opik.evaluation import test_case, test_result
 from opik.evaluation.metrics import Equals
+from opik.evaluation.metrics.score_result import ScoreResult
 
 from opik_semantic_metrics import BERTScore
 from opik_semantic_metrics.compare import experiments as experiments_module
@@ -16,6 +19,7 @@ from opik_semantic_metrics.compare.experiments import (
     ExperimentScores,
     aligned_scores,
     collect_scores,
+    item_order,
     opik_server_configured,
     summarize,
 )
@@ -87,6 +91,70 @@ def test_collect_scores_rejects_missing_and_repeated_keys():
         collect_scores(result.test_results, "a", key_field="nope")
     with pytest.raises(ValueError, match="appears twice"):
         collect_scores(result.test_results * 2, "a", key_field="doc")
+    with pytest.raises(ValueError, match="`trials` to be 'reject' or 'mean', got 'max'"):
+        collect_scores(result.test_results, "a", trials="max")  # type: ignore[arg-type]
+
+
+def _results(scores: dict[str, float | None], trial: int = 0) -> list[test_result.TestResult]:
+    """Opik test results of the metric "m" by item id; ``None`` is a failed score."""
+    return [
+        test_result.TestResult(
+            test_case=test_case.TestCase(trace_id=f"t{item}", dataset_item_id=item, task_output={}),
+            score_results=[
+                ScoreResult(
+                    name="m", value=0.0 if score is None else score, scoring_failed=score is None
+                )
+            ],
+            trial_id=trial,
+        )
+        for item, score in scores.items()
+    ]
+
+
+def test_collect_scores_orders_items_naturally_whatever_order_the_threads_finished():
+    scores: dict[str, float | None] = {f"item_{index}": index / 10 for index in range(12)}
+    scores["item_10"] = None
+    results = _results(scores)
+    random.Random(0).shuffle(results)
+    collected = collect_scores(results, "a")
+    natural = tuple(f"item_{index}" for index in range(12))
+    scored = [item for item in natural if item != "item_10"]
+    assert collected.items == natural
+    assert list(collected.scores["m"]) == scored
+    assert collected.failed == {"m": ("item_10",)}
+    # Paired with another experiment, in that order too.
+    second = collect_scores(_results({item: 0.5 for item in reversed(natural)}), "b")
+    keys, values = aligned_scores([collected, second], "m")
+    assert keys == scored
+    assert values["a"] == [index / 10 for index in range(12) if index != 10]
+
+
+def test_item_order_reads_digit_runs_as_numbers_of_any_length():
+    long_run = "item_" + "9" * 5000  # past the digits int() converts
+    keys = [long_run, "item_10", "item_01", "item_2", "item_1", "b", "a10", "a9"]
+    assert sorted(keys, key=item_order) == [
+        "a9",
+        "a10",
+        "b",
+        "item_01",
+        "item_1",
+        "item_2",
+        "item_10",
+        long_run,
+    ]
+
+
+def test_collect_scores_averages_trials_when_asked():
+    trials = _results({"item_2": 0.5, "item_10": None, "item_3": None}) + _results(
+        {"item_2": 0.7, "item_10": 0.4, "item_3": None}, trial=1
+    )
+    with pytest.raises(ValueError, match="appears twice"):
+        collect_scores(trials, "a")
+    collected = collect_scores(trials, "a", trials="mean")
+    assert collected.items == ("item_2", "item_3", "item_10")
+    assert collected.scores == {"m": {"item_2": pytest.approx(0.6), "item_10": 0.4}}
+    # item_10 failed in one trial only: it has a score, so it is not failed.
+    assert collected.failed == {"m": ("item_3",)}
 
 
 def test_summarize_compares_systems_on_the_items_all_scored(bertscore):

@@ -8,6 +8,7 @@ import pytest
 from opik.evaluation import test_case, test_result
 from opik.evaluation.metrics.score_result import ScoreResult
 
+from opik_semantic_metrics.compare.experiments import collect_scores
 from opik_semantic_metrics.compare.stats import compare_systems
 from opik_semantic_metrics.metrics.corpus import (
     collect_item_scores,
@@ -53,6 +54,26 @@ def test_trials_are_averaged_and_failed_items_named():
     collected = collect_item_scores(results, "comet")
     assert collected.scores == {"item_0": pytest.approx(0.6), "item_2": 0.5}
     assert collected.failed == ("item_1",)
+
+
+def test_item_scores_are_the_experiments_collection_with_trials_averaged():
+    """Corpus scores and experiments read the same results alike: same items, same order."""
+    results = _results(SYSTEM_A) + _results(SYSTEM_B, trial=1)
+    random.Random(2).shuffle(results)
+    collected = collect_item_scores(results)
+    experiment = collect_scores(results, "a", trials="mean")
+    assert list(collected.scores) == list(experiment.items) == [f"item_{i}" for i in range(12)]
+    assert collected.scores == experiment.scores["comet"]
+    assert list(collected.scores.values()) == [
+        pytest.approx((a + b) / 2) for a, b in zip(SYSTEM_A, SYSTEM_B, strict=True)
+    ]
+
+
+def test_item_ids_with_digit_runs_too_long_for_int_are_ordered():
+    results = _results([0.5, 0.25])
+    results[0].test_case.dataset_item_id = "item_" + "1" * 5000
+    collected = collect_item_scores(results)
+    assert list(collected.scores) == ["item_1", results[0].test_case.dataset_item_id]
 
 
 def test_the_metric_name_is_needed_when_there_are_several_and_must_exist():

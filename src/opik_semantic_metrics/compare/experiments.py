@@ -1,12 +1,13 @@
 """Run Opik experiments and compare them item by item.
 
 Comparing two systems needs, per metric, the scores of the same items in the same
-order; Opik gives one ``TestResult`` per dataset item holding that item's
+order; Opik gives one ``TestResult`` per dataset item (and trial) holding that item's
 ``ScoreResult``s. This module turns test results into per-item scores keyed by an item
-field (:func:`collect_scores`), summarises experiments with bootstrap intervals and
-pairwise significance (:func:`summarize`, using :mod:`~opik_semantic_metrics.compare.stats`),
-and runs experiments on an Opik server when one is configured and on Opik's local
-engine otherwise (:class:`ExperimentRunner`).
+field, in natural item order, "item_2" before "item_10" (:func:`collect_scores`, which
+:mod:`~opik_semantic_metrics.metrics.corpus` reads Opik results with too), summarises
+experiments with bootstrap intervals and pairwise significance (:func:`summarize`, using
+:mod:`~opik_semantic_metrics.compare.stats`), and runs experiments on an Opik server when
+one is configured and on Opik's local engine otherwise (:class:`ExperimentRunner`).
 
 A score whose computation failed (``scoring_failed``) is never silently dropped: it is
 listed in :attr:`ExperimentScores.failed`, and :class:`MetricSummary` counts the items
@@ -16,10 +17,12 @@ left out of a comparison because some experiment has no score for them.
 from __future__ import annotations
 
 import itertools
+import math
+import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import opik
 from opik.config import OpikConfig
@@ -34,6 +37,9 @@ from opik_semantic_metrics.compare.stats import (
 )
 
 Task = Callable[[dict[str, Any]], dict[str, Any]]
+#: What :func:`collect_scores` does with an item scored in several results (trials):
+#: ``"reject"`` raises, ``"mean"`` averages its successful scores.
+Trials = Literal["reject", "mean"]
 
 
 @dataclass(frozen=True)
@@ -42,10 +48,11 @@ class ExperimentScores:
 
     Attributes:
         name: The experiment's (system's) name.
-        items: Keys of every item the experiment ran on, sorted.
-        scores: Metric name (``ScoreResult.name``) -> item key -> score.
+        items: Keys of every item the experiment ran on, in natural order (see
+            :func:`item_order`).
+        scores: Metric name (``ScoreResult.name``) -> item key -> score, in item order.
         failed: Name of a failed ``ScoreResult`` (Opik names it after the metric) ->
-            keys of the items it failed on, in run order.
+            keys of the items with no successful score of that name, in item order.
     """
 
     name: str
@@ -84,24 +91,53 @@ class MetricSummary:
         return tuple(sorted(self.intervals, key=lambda name: -self.intervals[name].mean))
 
 
+def item_order(key: str) -> tuple[list[str | tuple[int, str]], str]:
+    """Sort key of an item key that orders its digit runs as numbers: "item_2" before
+    "item_10", so that results do not depend on the order Opik's threads finished in.
+
+    A digit run compares by its length without leading zeros, then its digits: the
+    order of the numbers, without converting a run too long for ``int()``. The key itself
+    breaks ties ("item_01" and "item_1"), so the order is total.
+
+    Example:
+        >>> sorted(["item_10", "item_2", "item_1"], key=item_order)
+        ['item_1', 'item_2', 'item_10']
+    """
+    parts: list[str | tuple[int, str]] = []
+    for index, part in enumerate(re.split(r"(\d+)", key)):
+        digits = part.lstrip("0")
+        # re.split puts the digit runs it splits on at the odd positions.
+        parts.append((len(digits), digits) if index % 2 else part)
+    return parts, key
+
+
 def collect_scores(
-    test_results: Sequence[TestResult], name: str, *, key_field: str | None = None
+    test_results: Sequence[TestResult],
+    name: str,
+    *,
+    key_field: str | None = None,
+    trials: Trials = "reject",
 ) -> ExperimentScores:
     """Per-item scores of one experiment's Opik test results.
 
     Args:
         test_results: ``EvaluationResult.test_results`` (from ``opik.evaluate`` or
-            ``opik.evaluate_on_dict_items``).
+            ``opik.evaluate_on_dict_items``), in any order.
         name: The experiment's name.
         key_field: Dataset item field that identifies an item across experiments (such as
             a document id); ``None`` uses Opik's dataset item id.
+        trials: An item with several results (``opik.evaluate(..., trial_count=n)``, or
+            a ``key_field`` shared by items): ``"reject"`` (a ValueError: a key that does
+            not identify items would mix them) or ``"mean"`` (the mean of the item's
+            successful scores of each metric, as a system score counts trials).
 
     Returns:
-        The experiment's scores.
+        The experiment's scores. An item is failed for a metric when it has a failed
+        result and no successful score of that name.
 
     Raises:
-        ValueError: An item lacks ``key_field``, or two results share a key (an
-            experiment with several trials per item).
+        ValueError: An item lacks ``key_field``, two results share a key and ``trials``
+            is ``"reject"``, or ``trials`` is neither.
 
     Example:
         >>> from opik.evaluation.metrics import Equals
@@ -114,37 +150,49 @@ def collect_scores(
         >>> dict(collected.scores["equals_metric"])
         {'q1': 1.0, 'q2': 0.0}
     """
-    scores: dict[str, dict[str, float]] = defaultdict(dict)
-    failed: dict[str, list[str]] = defaultdict(list)
+    if trials not in ("reject", "mean"):
+        raise ValueError(f"Expected `trials` to be 'reject' or 'mean', got {trials!r}.")
+    # Metric name -> item key -> its successful scores; metric name -> keys it failed on.
+    successes: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    failures: dict[str, set[str]] = defaultdict(set)
     seen: set[str] = set()
     for test in test_results:
         key = _item_key(test, key_field)
-        if key in seen:
+        if key in seen and trials == "reject":
             raise ValueError(
                 f"Item {key!r} appears twice in experiment {name!r}: pass a `key_field` that "
-                "identifies items, and one trial per item."
+                "identifies items, and one trial per item (or trials='mean' to average them)."
             )
         seen.add(key)
         for result in test.score_results:
             if result.scoring_failed:
-                failed[result.name].append(key)
+                failures[result.name].add(key)
             else:
-                scores[result.name][key] = float(result.value)
-    ordered = sorted(seen)
+                successes[result.name][key].append(float(result.value))
+    ordered = sorted(seen, key=item_order)
+    failed = {
+        metric: tuple(
+            key for key in ordered if key in keys and key not in successes.get(metric, {})
+        )
+        for metric, keys in failures.items()
+    }
     return ExperimentScores(
         name=name,
         items=tuple(ordered),
         scores={
-            metric: {key: by_key[key] for key in ordered if key in by_key}
-            for metric, by_key in scores.items()
+            metric: {
+                key: math.fsum(by_key[key]) / len(by_key[key]) for key in ordered if key in by_key
+            }
+            for metric, by_key in successes.items()
         },
-        failed={metric: tuple(keys) for metric, keys in failed.items()},
+        # A metric whose failed trials all have a successful one beside them failed nowhere.
+        failed={metric: keys for metric, keys in failed.items() if keys},
     )
 
 
 def _item_key(test: TestResult, key_field: str | None) -> str:
     if key_field is None:
-        return test.test_case.dataset_item_id
+        return str(test.test_case.dataset_item_id)
     content = test.test_case.dataset_item_content
     if key_field not in content:
         raise ValueError(
@@ -160,11 +208,11 @@ def aligned_scores(
     """Scores of ``metric`` on the items every experiment scored, in one item order.
 
     Returns:
-        ``(keys, values)``: the shared item keys (sorted) and, per experiment name,
-        its scores for those keys in that order.
+        ``(keys, values)``: the shared item keys (in :func:`item_order`) and, per
+        experiment name, its scores for those keys in that order.
     """
     per_experiment = [experiment.scores.get(metric, {}) for experiment in experiments]
-    keys = sorted(set.intersection(*(set(scores) for scores in per_experiment)))
+    keys = sorted(set.intersection(*(set(scores) for scores in per_experiment)), key=item_order)
     return keys, {
         experiment.name: [scores[key] for key in keys]
         for experiment, scores in zip(experiments, per_experiment, strict=True)

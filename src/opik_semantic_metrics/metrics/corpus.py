@@ -14,19 +14,20 @@ Both read Opik's results: an ``EvaluationResult`` (from ``opik.evaluate``), an
 by dataset item id; an item scored in several trials counts with the mean of its
 successful trials. An item whose score failed in every trial is never averaged in as
 zero: the system score counts and names it, and :func:`compare` refuses to compare
-without it.
+without it. Opik results are read by
+:func:`~opik_semantic_metrics.compare.experiments.collect_scores`, as experiments are, so
+both see the same items in the same order.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from opik.evaluation.metrics import score_result
 
+from opik_semantic_metrics.compare.experiments import collect_scores, item_order
 from opik_semantic_metrics.compare.stats import Comparison, bootstrap_interval, compare_systems
 
 
@@ -37,9 +38,10 @@ class ItemScores:
     Attributes:
         metric_name: The metric read.
         scores: Item id to score (mean over the item's successful trials), in item order:
-            ids sorted with their digit runs read as numbers ("item_2" before "item_10"),
-            so that results do not depend on the order Opik's threads finished in.
-        failed: Ids of the items with no successful score for the metric.
+            ids sorted with their digit runs read as numbers ("item_2" before "item_10";
+            :func:`~opik_semantic_metrics.compare.experiments.item_order`), so that
+            results do not depend on the order Opik's threads finished in.
+        failed: Ids of the items with no successful score for the metric, in item order.
     """
 
     metric_name: str
@@ -79,28 +81,19 @@ def collect_item_scores(results: Any, metric_name: str | None = None) -> ItemSco
             {str(index): float(value) for index, value in enumerate(results)},
             (),
         )
-    names = {score.name for test in test_results for score in test.score_results}
+    # The experiment's name shows only in the error for repeated items, which "mean" spares.
+    collected = collect_scores(test_results, "results", trials="mean")
+    names = sorted(collected.metrics)
     if metric_name is None:
         if len(names) != 1:
-            raise ValueError(f"Expected `metric_name`: the results hold scores {sorted(names)}.")
+            raise ValueError(f"Expected `metric_name`: the results hold scores {names}.")
         [metric_name] = names
     elif metric_name not in names:
-        raise ValueError(f"No score named {metric_name!r} in the results: found {sorted(names)}.")
-    values: dict[str, list[float]] = {}
-    for test in sorted(test_results, key=lambda test: _natural_key(test.test_case.dataset_item_id)):
-        item = str(test.test_case.dataset_item_id)
-        successes = values.setdefault(item, [])
-        for score in test.score_results:
-            if score.name == metric_name and not score.scoring_failed:
-                successes.append(float(score.value))
-    scores = {item: math.fsum(found) / len(found) for item, found in values.items() if found}
-    failed = tuple(item for item, found in values.items() if not found)
+        raise ValueError(f"No score named {metric_name!r} in the results: found {names}.")
+    scores = dict(collected.scores.get(metric_name, {}))
+    # Every item without a successful score, whether its score failed or is missing.
+    failed = tuple(item for item in collected.items if item not in scores)
     return ItemScores(metric_name, scores, failed)
-
-
-def _natural_key(item_id: object) -> list[int | str]:
-    """Sort key of an item id that orders its digit runs as numbers."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(item_id))]
 
 
 def system_score_function(
@@ -208,7 +201,7 @@ def compare(
         collected.append(items.scores)
     scores_a, scores_b = collected
     if scores_a.keys() != scores_b.keys():
-        only = sorted(scores_a.keys() ^ scores_b.keys())
+        only = sorted(scores_a.keys() ^ scores_b.keys(), key=item_order)
         raise ValueError(
             f"Expected both systems to be scored on the same items; {len(only)} items are "
             f"in one only, e.g. {only[:3]}."
