@@ -15,7 +15,14 @@ def test_lists_and_tuples_pass_unchanged(value):
 
 @pytest.mark.parametrize(
     ("value", "kind"),
-    [("ab", "str"), (None, "NoneType"), (3, "int"), ({"a"}, "set"), ({"a": 1}, "dict")],
+    [
+        ("ab", "str"),
+        (b"ab", "bytes"),
+        (None, "NoneType"),
+        (3, "int"),
+        ({"a"}, "set"),
+        ({"a": 1}, "dict"),
+    ],
 )
 def test_anything_else_is_not_a_list(value, kind):
     with pytest.raises(InputError, match=rf"Expected `candidates` to be a list, got {kind}\."):

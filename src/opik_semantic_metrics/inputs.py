@@ -13,16 +13,16 @@ from opik_semantic_metrics.errors import InputError
 
 
 def as_list(value: object, name: str) -> Sequence[object]:
-    """``value`` if it is a list (any sequence but a string).
+    """``value`` if it is a list (any sequence but a string or bytes).
 
     Raises:
-        InputError: A string, ``None``, a number, a set, a generator...
+        InputError: A string, bytes, ``None``, a number, a set, a generator...
 
     Example:
         >>> as_list(("a", "b"), "candidates")
         ('a', 'b')
     """
-    if isinstance(value, str) or not isinstance(value, Sequence):
+    if isinstance(value, str | bytes | bytearray) or not isinstance(value, Sequence):
         raise InputError(f"Expected `{name}` to be a list, got {type(value).__name__}.")
     return value
 

@@ -31,6 +31,7 @@ import torch
 from opik.evaluation.metrics import base_metric, score_result
 
 from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.inputs import as_list
 from opik_semantic_metrics.metrics.failure import metric_failure
 from opik_semantic_metrics.semantic.combine import DEFAULT_FLOOR, DEFAULT_SNAP, DEFAULT_WEIGHTS
 from opik_semantic_metrics.semantic.engine import (
@@ -143,11 +144,10 @@ class SemanticMatch(base_metric.BaseMetric):
             MetricComputationError: ``items`` is not a list (or other sequence, not a
                 string), an item is not a mapping or has no such field, or as :meth:`fit`.
         """
-        if isinstance(items, str | bytes) or not isinstance(items, Sequence):
-            raise metric_failure(
-                f"{type(self).__name__}: expected `items` to be a list of mappings, got "
-                f"{type(items).__name__}."
-            )
+        try:
+            as_list(items, "items")
+        except InputError as error:
+            raise metric_failure(f"{type(self).__name__}: {error}") from error
         references = []
         for index, item in enumerate(items):
             if not isinstance(item, Mapping) or reference_key not in item:
