@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from opik_semantic_metrics.errors import InputError
-from opik_semantic_metrics.inputs import as_list, check_text, reference_texts
+from opik_semantic_metrics.inputs import as_list, check_pairs, check_text, reference_texts
 
 
 @pytest.mark.parametrize("value", [["a"], ("a", "b"), []])
@@ -55,3 +55,13 @@ def test_a_reference_is_a_text_or_a_non_empty_list_of_texts():
     ]:
         with pytest.raises(InputError, match=message):
             reference_texts(reference, 4)
+
+
+def test_pairs_are_checked_as_lists_of_equal_length_then_item_by_item():
+    assert check_pairs(("A cat.",), ["A cat sat."]) == (["A cat."], [["A cat sat."]])
+    with pytest.raises(InputError, match="got 1 references for 2 candidates"):
+        check_pairs(["a", "b"], ["a"])
+    with pytest.raises(InputError, match="candidate 1 to be a string, got NoneType"):
+        check_pairs(["a", None], ["a", "b"])
+    with pytest.raises(InputError, match="reference 1 to be valid Unicode text"):
+        check_pairs(["a", "b"], ["a", "b\udcff"])

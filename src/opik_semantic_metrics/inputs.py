@@ -78,3 +78,26 @@ def reference_texts(reference: object, index: int) -> list[str]:
         f"Expected reference {index} to be a string or a non-empty list of strings, "
         f"got {type(reference).__name__}."
     )
+
+
+def check_pairs(candidates: object, references: object) -> tuple[list[str], list[list[str]]]:
+    """Candidates and, per candidate, its references as a list of texts.
+
+    Raises:
+        InputError: Either is not a list, their lengths differ, or an item fails
+            :func:`check_text` or :func:`reference_texts`.
+
+    Example:
+        >>> check_pairs(["A cat."], [["A cat.", "A kitten."]])
+        (['A cat.'], [['A cat.', 'A kitten.']])
+    """
+    candidate_list = as_list(candidates, "candidates")
+    reference_list = as_list(references, "references")
+    if len(candidate_list) != len(reference_list):
+        raise InputError(
+            f"Expected as many references as candidates, got {len(reference_list)} references "
+            f"for {len(candidate_list)} candidates."
+        )
+    checked = [check_text(text, f"candidate {index}") for index, text in enumerate(candidate_list)]
+    groups = [reference_texts(reference, index) for index, reference in enumerate(reference_list)]
+    return checked, groups

@@ -37,7 +37,7 @@ from opik_semantic_metrics.bertscore.greedy import GreedyMatch, greedy_match
 from opik_semantic_metrics.bertscore.idf import IdfTable, fit_idf, uniform_weights
 from opik_semantic_metrics.bertscore.tokenize import EncodedText, TextEncoder
 from opik_semantic_metrics.errors import InputError
-from opik_semantic_metrics.inputs import as_list, check_text, reference_texts
+from opik_semantic_metrics.inputs import as_list, check_pairs, check_text, reference_texts
 from opik_semantic_metrics.models.loading import (
     LoadedEncoder,
     count_model_layers,
@@ -116,20 +116,6 @@ class _TextEmbedding:
     encoded: EncodedText
     embeddings: torch.Tensor
     weights: torch.Tensor
-
-
-def _check_texts(candidates: object, references: object) -> list[list[str]]:
-    """Validate inputs once, at the entry point; return references as lists of strings."""
-    candidate_list = as_list(candidates, "candidates")
-    reference_list = as_list(references, "references")
-    if len(candidate_list) != len(reference_list):
-        raise InputError(
-            f"Expected as many references as candidates, got {len(reference_list)} references "
-            f"for {len(candidate_list)} candidates."
-        )
-    for index, candidate in enumerate(candidate_list):
-        check_text(candidate, f"candidate {index}")
-    return [reference_texts(reference, index) for index, reference in enumerate(reference_list)]
 
 
 class BERTScoreEngine:
@@ -476,7 +462,7 @@ class BERTScoreEngine:
         self, candidates: Sequence[str], references: Sequence[Reference]
     ) -> list[BERTScoreResult]:
         """:meth:`score` without its warning about empty texts."""
-        reference_lists = _check_texts(candidates, references)
+        _, reference_lists = check_pairs(candidates, references)
         if not candidates:
             return []
         pairs = [
@@ -529,7 +515,7 @@ class BERTScoreEngine:
         Raises:
             InputError: As :meth:`score`, raised in the caller's thread before batching.
         """
-        _check_texts([candidate], [reference])
+        check_pairs([candidate], [reference])
         return self.batcher.submit((candidate, reference))
 
     def _score_items(self, items: list[tuple[str, Reference]]) -> list[BERTScoreResult]:
@@ -642,7 +628,7 @@ class BERTScoreEngine:
         Raw scores with this engine's token weights; layers above the engine's layer were
         dropped at loading, so build the engine with the last layer to score them all.
         """
-        _check_texts(candidates, references)
+        check_pairs(candidates, references)
         unique = list(dict.fromkeys(candidates + references))
         encoded = self.text_encoder.encode_many(unique)
         layered = self._forward([item.ids for item in encoded], all_layers=True)

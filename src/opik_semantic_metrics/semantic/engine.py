@@ -58,7 +58,7 @@ from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
 from opik_semantic_metrics.batching.cpu_parallel import map_longest_first
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.errors import InputError
-from opik_semantic_metrics.inputs import as_list, check_text, reference_texts
+from opik_semantic_metrics.inputs import as_list, check_pairs, reference_texts
 from opik_semantic_metrics.models.loading import LoadedEncoder, load_encoder
 from opik_semantic_metrics.semantic.cleaning import clean_text, word_forms
 from opik_semantic_metrics.semantic.combine import (
@@ -197,17 +197,8 @@ def reference_text(reference: object, index: int) -> str:
 
 def _check_pairs(candidates: object, references: object) -> tuple[list[str], list[str]]:
     """Validate inputs once, at the entry point; return outputs and joined references."""
-    outputs, reference_list = as_list(candidates, "candidates"), as_list(references, "references")
-    if len(outputs) != len(reference_list):
-        raise InputError(
-            f"Expected as many references as candidates, got {len(reference_list)} references "
-            f"for {len(outputs)} candidates."
-        )
-    checked = [
-        check_text(candidate, f"candidate {index}") for index, candidate in enumerate(outputs)
-    ]
-    texts = [reference_text(reference, index) for index, reference in enumerate(reference_list)]
-    return checked, texts
+    outputs, groups = check_pairs(candidates, references)
+    return outputs, [LIST_SEPARATOR.join(group) for group in groups]
 
 
 def _status(output: str, reference: str, clean_output: str, clean_reference: str) -> Status:
