@@ -1,4 +1,4 @@
-"""Errors raised by the engines.
+"""Errors raised by the engines, and :func:`shown`, which writes a caller's value in a message.
 
 The engines never import Opik, so they raise these; the Opik metric classes in
 :mod:`opik_semantic_metrics.metrics` turn :class:`InputError` into Opik's
@@ -6,6 +6,9 @@ The engines never import Opik, so they raise these; the Opik metric classes in
 """
 
 from __future__ import annotations
+
+import math
+import reprlib
 
 
 class ModelUnavailableError(RuntimeError):
@@ -17,3 +20,27 @@ class ModelUnavailableError(RuntimeError):
 
 class InputError(ValueError):
     """An input the engine cannot score: wrong type, malformed list, mismatched lengths."""
+
+
+def shown(value: object, limit: int = 120) -> str:
+    """A short ``repr`` of a caller's value, for a message or a report cell; never raises.
+
+    The value is written by :mod:`reprlib`, which bounds the work for large containers (a
+    few items a level, a few levels) and names an object whose ``__repr__`` raises by its
+    type, and cut to ``limit`` characters. An int past Python's limit on digits written
+    as text (4,300 by default: ``repr(10**5000)`` raises ``ValueError``), alone or inside
+    a container, is described instead.
+
+    Example:
+        >>> shown("Paris"), shown(10**5000)
+        ("'Paris'", 'an int of about 5001 digits')
+    """
+    writer = reprlib.Repr()
+    writer.maxstring = writer.maxother = writer.maxlong = limit
+    try:
+        return writer.repr(value)[:limit]
+    except Exception:
+        if isinstance(value, int):
+            digits = int(abs(value).bit_length() * math.log10(2)) + 1
+            return f"an int of about {digits} digits"
+        return f"a value of type {type(value).__name__} that repr() cannot write"

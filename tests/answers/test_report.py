@@ -164,6 +164,17 @@ def test_bad_rows_raise_value_error(results, message):
         summarize(results)
 
 
+def test_a_value_repr_cannot_write_is_a_failed_item_not_a_crash(matcher):
+    # An int past Python's limit on digits written as text (4,300 by default).
+    summary = summarize([(10**5000, "5", "Int"), ("5", "5", "Int")], matcher=matcher)
+    failed, scored = summary.items
+    assert failed.output == "an int of about 5001 digits" and failed.method is None
+    assert failed.reason.startswith("Expected the output to be a number of at most")
+    assert scored.method == "exact"
+    with pytest.raises(ValueError, match=r"got a value of type tuple that repr\(\) cannot write"):
+        summarize([(10**5000,)])
+
+
 def test_mixed_inputs_raise_value_error(matcher, tuples):
     run = opik.evaluate_on_dict_items(
         items=[{"answer": "a", "prediction": "a"}],

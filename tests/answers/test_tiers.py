@@ -241,7 +241,16 @@ def test_a_plain_callable_scorer():
 
 
 @pytest.mark.parametrize(
-    "returned", [math.nan, math.inf, "0.9", None, pytest.param(10**400, id="10**400")]
+    "returned",
+    [
+        math.nan,
+        math.inf,
+        "0.9",
+        None,
+        pytest.param(10**400, id="10**400"),
+        # Past Python's limit on an int's digits written as text: the message must not fail.
+        pytest.param(10**5000, id="10**5000"),
+    ],
 )
 def test_a_scorer_returning_a_non_number_is_an_input_error(returned):
     matcher = AnswerMatcher(semantic=lambda output, reference: returned, semantic_threshold=0.5)
@@ -250,6 +259,11 @@ def test_a_scorer_returning_a_non_number_is_an_input_error(returned):
 
 
 # --- bad input --------------------------------------------------------------------------
+
+
+def test_an_answer_format_that_repr_cannot_write_is_an_input_error(matcher):
+    with pytest.raises(InputError, match="got an int of about 5001 digits"):
+        matcher.match("1", "1", answer_format=10**5000)
 
 
 @pytest.mark.parametrize(

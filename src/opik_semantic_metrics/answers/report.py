@@ -24,14 +24,13 @@ dropped silently.
 
 from __future__ import annotations
 
-import reprlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from opik_semantic_metrics.answers.tiers import METHODS, TIERS, AnswerMatcher
-from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.errors import InputError, shown
 
 _TIER_LABELS = {
     "exact": "Strict: exact match",
@@ -262,7 +261,7 @@ def _item_from_tuple(index: int, row: Any, matcher: AnswerMatcher) -> ReportItem
     if not isinstance(row, tuple | list) or not 2 <= len(row) <= 4:
         raise ValueError(
             f"Expected item {index} to be (output, reference[, answer_format[, question]]), "
-            f"got {row!r:.80}."
+            f"got {shown(row, 80)}."
         )
     output, reference, answer_format, question = (*row, None, None)[:4]
     question = question if isinstance(question, str) else None
@@ -340,8 +339,7 @@ def _percent(count: int, total: int) -> str:
 
 
 def _text(value: Any) -> str:
-    # reprlib bounds the length and depth of what it writes, whatever the value.
-    return value[: _CELL_LIMIT * 4] if isinstance(value, str) else reprlib.repr(value)
+    return value[: _CELL_LIMIT * 4] if isinstance(value, str) else shown(value, _CELL_LIMIT * 4)
 
 
 def _scorer_name(semantic: Any) -> str:

@@ -81,7 +81,7 @@ from opik_semantic_metrics.answers.normalize import (
     parse_number,
     prepare,
 )
-from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.errors import InputError, shown
 
 Method = Literal["exact", "normalized", "numeric", "list", "not_answerable", "semantic", "no_match"]
 #: The tiers, in the order they are tried.
@@ -503,7 +503,9 @@ class AnswerMatcher:
         else:
             score = self.semantic(answer.text, gold.text)  # type: ignore[operator]
             if not is_finite_number(score):
-                raise InputError(f"The semantic scorer returned {score!r}, not a finite number.")
+                raise InputError(
+                    f"The semantic scorer returned {shown(score)}, not a finite number."
+                )
             score = float(score)
             kind = "semantic score"
         outcome.semantic_score = score
@@ -610,7 +612,7 @@ def check_answer_format(answer_format: object) -> str | None:
                 return known
     raise InputError(
         f"Expected `answer_format` to be one of {', '.join(ANSWER_FORMATS)} or None, "
-        f"got {answer_format!r:.60}."
+        f"got {shown(answer_format, 60)}."
     )
 
 

@@ -42,7 +42,7 @@ from opik_semantic_metrics.answers.tiers import (
     SemanticScorer,
     is_finite_number,
 )
-from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.errors import InputError, shown
 from opik_semantic_metrics.metrics.bertscore import BERTScore
 from opik_semantic_metrics.metrics.failure import metric_failure
 from opik_semantic_metrics.models.registry import MINILM_HUB_ID
@@ -243,7 +243,7 @@ def _guarded(call: Callable[[str, str], Any], name: str) -> SemanticScorer:
         value = _main_value(returned)
         if value is None:
             raise metric_failure(
-                f"AnswerMatch: the semantic scorer {name} returned {_shown(returned)}, "
+                f"AnswerMatch: the semantic scorer {name} returned {shown(returned)}, "
                 "not a finite score."
             )
         return value
@@ -266,14 +266,6 @@ def _main_value(returned: Any) -> float | None:
     # A scorer computing with NumPy or PyTorch returns numpy.float32 or a 0-d tensor.
     returned = python_value(returned)
     return float(returned) if is_finite_number(returned) else None
-
-
-def _shown(value: Any) -> str:
-    """``repr(value)`` cut to 120 characters, for an error message that must not fail."""
-    try:
-        return f"{value!r:.120}"
-    except Exception:  # an int past Python's digits-to-text limit, or a user's __repr__
-        return f"a value of type {type(value).__name__} that repr() cannot print"
 
 
 def _bertscore_threshold(metric: BERTScore) -> float:
