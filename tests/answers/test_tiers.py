@@ -9,6 +9,7 @@ import numpy
 import pytest
 import torch
 
+from opik_semantic_metrics.answers.lists import MAX_LIST_ITEMS, python_value
 from opik_semantic_metrics.answers.tiers import (
     DEFAULT_ABSTENTIONS,
     METHODS,
@@ -322,6 +323,18 @@ def test_numpy_and_torch_values_are_read_as_python_values(
 ):
     result = matcher.match(output, reference, answer_format=answer_format)
     assert (result.matched, result.method) == (True, method)
+
+
+@pytest.mark.parametrize(
+    "array", [numpy.zeros(10**6), torch.zeros(2, 10**6)], ids=["numpy", "torch 2-d"]
+)
+def test_a_huge_array_is_refused_from_its_first_values_only(matcher, array):
+    # Converting millions of values to Python would take seconds and gigabytes, only for
+    # the list to be refused: enough of them to be refused are converted.
+    assert python_value(array) == [0.0] * (MAX_LIST_ITEMS + 1)
+    with pytest.raises(InputError, match=f"more than {MAX_LIST_ITEMS} values"):
+        matcher.match(array, "[1]", answer_format="List")
+    assert python_value(numpy.zeros((2, 3))) == [[0.0] * 3] * 2  # small ones keep their shape
 
 
 def test_a_numpy_nan_output_is_a_defined_no_match(matcher):

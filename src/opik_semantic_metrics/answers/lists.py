@@ -116,13 +116,32 @@ def python_value(value: object) -> object:
     ``numpy.int64``, ``numpy.float64`` or arrays. ``numpy.float64`` even subclasses
     float, but its repr (``np.float64(0.5)`` in NumPy 2) is not a number's text.
 
+    An array of more than :data:`MAX_LIST_ITEMS` values gives its first
+    ``MAX_LIST_ITEMS + 1``, flat: enough for the answer to be refused as too long,
+    without first turning millions of values into Python objects (seconds and
+    gigabytes for a 20-million-value array).
+
     Example:
         >>> import numpy
         >>> python_value(numpy.float64(0.5)), python_value(numpy.array([1, 2])), python_value("a")
         (0.5, [1, 2], 'a')
+        >>> len(python_value(numpy.zeros((1000, 1000))))
+        201
     """
     to_list = getattr(value, "tolist", None)
-    return value if isinstance(value, str) or not callable(to_list) else to_list()
+    if isinstance(value, str) or not callable(to_list):
+        return value
+    reshape = getattr(value, "reshape", None)
+    if callable(reshape) and _value_count(value) > MAX_LIST_ITEMS:
+        return reshape(-1)[: MAX_LIST_ITEMS + 1].tolist()
+    return to_list()
+
+
+def _value_count(array: object) -> int:
+    """How many values a NumPy array or PyTorch tensor holds (0 if it says nothing)."""
+    numel = getattr(array, "numel", None)  # PyTorch; its `size` is a method
+    count = numel() if callable(numel) else getattr(array, "size", 0)
+    return count if isinstance(count, int) else 0
 
 
 def items_from_value(value: Sequence[object]) -> tuple[ListItem, ...]:
