@@ -146,6 +146,20 @@ def test_custom_abstentions():
         pytest.param(
             {"semantic": len, "semantic_threshold": 10**400}, "finite", id="threshold=10**400"
         ),
+        # Past Python's limit on an int's digits written as text: the message still names it.
+        pytest.param(
+            {"semantic": len, "semantic_threshold": 10**5000},
+            "finite number, got an int of about 5001 digits",
+            id="threshold=10**5000",
+        ),
+        pytest.param(
+            {"ordered": 10**5000}, "got an int of about 5001 digits", id="ordered=10**5000"
+        ),
+        pytest.param(
+            {"relative_tolerance": 10**5000},
+            "relative_tolerance` to be a finite number >= 0, got an int of about 5001 digits",
+            id="relative_tolerance=10**5000",
+        ),
     ],
 )
 def test_bad_settings_raise_value_error(kwargs, message):

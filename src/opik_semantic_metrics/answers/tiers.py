@@ -271,7 +271,7 @@ class AnswerMatcher:
             else _check_tolerance("relative_tolerance", relative_tolerance)
         )
         if ordered is not None and not isinstance(ordered, bool):
-            raise ValueError(f"Expected `ordered` to be True, False or None, got {ordered!r}.")
+            raise ValueError(f"Expected `ordered` to be True, False or None, got {shown(ordered)}.")
         self.ordered = ordered
         self.percent_as_fraction = bool(percent_as_fraction)
         if isinstance(abstentions, str) or not all(
@@ -297,7 +297,8 @@ class AnswerMatcher:
             raise ValueError("A semantic scorer needs a `semantic_threshold`.")
         if semantic_threshold is not None and not is_finite_number(semantic_threshold):
             raise ValueError(
-                f"Expected `semantic_threshold` to be a finite number, got {semantic_threshold!r}."
+                "Expected `semantic_threshold` to be a finite number, "
+                f"got {shown(semantic_threshold)}."
             )
         if semantic == KEYWORDS and not 0 < semantic_threshold <= 1:  # type: ignore[operator]
             raise ValueError(
@@ -766,5 +767,5 @@ def is_finite_number(value: object) -> bool:
 
 def _check_tolerance(name: str, value: object) -> Decimal:
     if not is_finite_number(value) or value < 0:  # type: ignore[operator]
-        raise ValueError(f"Expected `{name}` to be a finite number >= 0, got {value!r}.")
+        raise ValueError(f"Expected `{name}` to be a finite number >= 0, got {shown(value)}.")
     return Decimal(repr(value))
