@@ -48,3 +48,22 @@ def test_empty_pairs_score_zero_and_are_flagged():
         assert (result.candidate_empty or result.reference_empty) == empty
         if empty:
             assert (result.precision, result.recall, result.f1) == (0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt2", "roberta"])
+def test_empty_texts_score_zero_with_any_tokenizer(family):
+    """GPT-2's tokenizer adds no special tokens, so an empty text has no token at all:
+    it scores 0 and is flagged like a [CLS] [SEP]-only text, in a list, alone, or in a
+    batch of nothing but empty texts."""
+    engine = BERTScoreEngine(str(FIXTURES / "tiny_models" / family), 2, device="cpu")
+    candidates, references = ["", "  ", "a cat", "", "a cat"], ["a dog", "", "", "", "a dog"]
+    whole_list = engine.score(candidates, references)
+    one_by_one = [engine.score_one(c, r) for c, r in zip(candidates, references, strict=True)]
+    only_empty = engine.score(["", " "], ["", "\t"])
+    for result in whole_list[:-1] + one_by_one[:-1] + only_empty:
+        assert (result.precision, result.recall, result.f1) == (0.0, 0.0, 0.0)
+        assert result.candidate_empty or result.reference_empty
+    assert whole_list[-1].f1 > 0.5
+    assert whole_list[-1].f1 == pytest.approx(one_by_one[-1].f1, abs=1e-6)
+    cand_tokens, ref_tokens, matrix = engine.token_similarity("", "a dog")
+    assert tuple(matrix.shape) == (len(cand_tokens), len(ref_tokens))

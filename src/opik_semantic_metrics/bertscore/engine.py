@@ -373,15 +373,24 @@ class BERTScoreEngine:
         Each is ``(length, dim)``, or ``(layers, length, dim)`` with ``all_layers``. Texts
         run in batches of similar length, longest first, so that each batch pads little
         (``batching/lengths.py``); on the CPU the batches run side by side on
-        single-threaded workers (``batching/cpu_parallel.py``).
+        single-threaded workers (``batching/cpu_parallel.py``). An id list with no ids
+        (an empty text, with a tokenizer that adds no special tokens, as GPT-2's) gets no
+        embeddings: a model cannot run on it.
         """
-        return map_longest_first(
-            lambda batch: self._forward_fitting(batch, all_layers),
-            id_lists,
-            batch_size=self._forward_batch_size,
-            length=len,
-            device=self.encoder.device,
+        present = [ids for ids in id_lists if ids]
+        embeddings = iter(
+            map_longest_first(
+                lambda batch: self._forward_fitting(batch, all_layers),
+                present,
+                batch_size=self._forward_batch_size,
+                length=len,
+                device=self.encoder.device,
+            )
         )
+        width = self.encoder.model.config.hidden_size
+        shape = (self.num_layers + 1, 0, width) if all_layers else (0, width)
+        none = torch.empty(shape, device=self.encoder.device)
+        return [next(embeddings) if ids else none for ids in id_lists]
 
     def _forward_fitting(
         self, id_lists: Sequence[Sequence[int]], all_layers: bool
@@ -666,6 +675,11 @@ def _greedy_batch(
         embeddings = pad_sequence([item.embeddings for item in items], batch_first=True)
         device = embeddings.device
         weights = pad_sequence([item.weights for item in items], batch_first=True).to(device)
+        if embeddings.shape[1] == 0:
+            # Only texts without tokens (GPT-2's empty ones): one masked position, so
+            # that the maxima have something to reduce over.
+            embeddings = embeddings.new_zeros(len(items), 1, embeddings.shape[2])
+            weights = weights.new_zeros(len(items), 1)
         lengths = torch.tensor([len(item.encoded.ids) for item in items], device=device)
         mask = torch.arange(embeddings.shape[1], device=device) < lengths.unsqueeze(1)
         empty = torch.tensor([item.encoded.empty for item in items], device=device)
