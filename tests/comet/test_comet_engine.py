@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.comet.engine import CometEngine
@@ -19,6 +21,7 @@ SEGMENTS = json.loads((FIXTURES / "segments.json").read_text(encoding="utf-8"))[
 SOURCES = [segment["src"] for segment in SEGMENTS]
 TRANSLATIONS = [segment["mt"] for segment in SEGMENTS]
 REFERENCES = [segment["ref"] for segment in SEGMENTS]
+ITEMS = (SOURCES, TRANSLATIONS, REFERENCES)
 
 
 def _engine(name: str, **options) -> CometEngine:
@@ -48,12 +51,39 @@ def test_engines_of_one_model_share_the_loaded_model():
     assert _engine("regression-xlmr").loaded is _engine("regression-xlmr", batch_size=4).loaded
 
 
+def test_two_checkpoints_of_one_model_directory_share_no_embeddings(tmp_path):
+    """COMET's training writes several checkpoints into one ``checkpoints/`` folder; each
+    has its own encoder weights, so their cached sentence embeddings must not mix."""
+    model = tmp_path / "regression-xlmr"
+    shutil.copytree(FIXTURES / "regression-xlmr", model)
+    shutil.copytree(FIXTURES / "encoders", tmp_path / "encoders")  # its encoder, by relative path
+    checkpoint = torch.load(model / "checkpoints" / "model.ckpt", weights_only=True)
+    state = checkpoint["state_dict"]
+    generator = torch.Generator().manual_seed(0)
+    for key, weight in state.items():
+        if key.startswith("encoder.model.") and weight.dim() == 2:
+            state[key] = weight + 0.05 * torch.randn(weight.shape, generator=generator)
+    torch.save(checkpoint, model / "checkpoints" / "epoch=2.ckpt")
+    cache = EmbeddingCache()
+    scores = {}
+    for name in ("model.ckpt", "epoch=2.ckpt"):
+        path = str(model / "checkpoints" / name)
+        # Through the shared cache (the other checkpoint's texts in it) and a fresh one.
+        shared, fresh = (
+            [r.score for r in CometEngine(path, device="cpu", cache=c).score(*ITEMS)]
+            for c in (cache, EmbeddingCache())
+        )
+        assert shared == pytest.approx(fresh, abs=1e-6)
+        scores[name] = shared
+    assert scores["model.ckpt"] != pytest.approx(scores["epoch=2.ckpt"], abs=1e-4)
+
+
 @pytest.mark.parametrize("name", ["referenceless-xlmr", "unified-kiwi"])
 def test_reference_free_models_ignore_references(name):
     engine = _engine(name)
     assert not engine.reads_references and not engine.requires_references
     with_references = engine.score(SOURCES, TRANSLATIONS, REFERENCES)
-    without = engine.score(SOURCES, TRANSLATIONS)
+    without = engine.score(SOURCES, TRANSLATIONS, REFERENCES)
     assert [r.score for r in with_references] == [r.score for r in without]
     assert not any(r.used_reference for r in with_references)
 

@@ -231,6 +231,8 @@ class CometCheckpoint:
         name: The name it was asked for (Hub id or path).
         directory: The model directory (``hparams.yaml`` and ``checkpoints/``).
         revision: The Hub commit it was downloaded at; ``None`` for a local directory.
+        weights_path: The checkpoint file the weights were read from (one directory can
+            hold several, as COMET's training leaves them).
         hparams: The checked hyper-parameters.
         state_dict: The weights, keyed as in unbabel-comet (``encoder.model.*``,
             ``layerwise_attention.*``, ``estimator.ff.*``, ``hidden2tag.*``).
@@ -239,6 +241,7 @@ class CometCheckpoint:
     name: str
     directory: Path
     revision: str | None
+    weights_path: Path
     hparams: CometHparams
     state_dict: Mapping[str, torch.Tensor]
 
@@ -346,6 +349,7 @@ def read_checkpoint(model: str = DEFAULT_MODEL) -> CometCheckpoint:
         name=model,
         directory=directory,
         revision=revision,
+        weights_path=weights_path.resolve(),
         hparams=hparams,
         state_dict=state_dict,
     )

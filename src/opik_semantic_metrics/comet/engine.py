@@ -7,7 +7,7 @@ batched with the items other threads score at the same time.
 
 Regression models encode the source, translation and reference separately, so each
 segment's pooled embedding is kept in the process-wide embedding cache, keyed on the
-model and the exact text: the sources and references of a dataset are encoded once,
+checkpoint file and the exact text: the sources and references of a dataset are encoded once,
 whatever the number of systems, metric instances or experiments scored against them.
 Unified models (COMETKiwi, XCOMET) encode joined sequences, which cannot be shared.
 """
@@ -54,6 +54,7 @@ class LoadedComet:
         name: The name it was loaded by.
         directory: Its model directory.
         revision: The Hub commit it came from; ``None`` when local.
+        weights_path: The checkpoint file its weights came from.
         hparams: Its hyper-parameters.
         model: The model.
         device: Where it runs.
@@ -62,6 +63,7 @@ class LoadedComet:
     name: str
     directory: Path
     revision: str | None
+    weights_path: Path
     hparams: CometHparams
     model: RegressionModel | UnifiedModel
     device: torch.device
@@ -91,6 +93,7 @@ def load_comet(model: str, device: torch.device) -> LoadedComet:
                 name=model,
                 directory=checkpoint.directory,
                 revision=checkpoint.revision,
+                weights_path=checkpoint.weights_path,
                 hparams=checkpoint.hparams,
                 model=load_model(checkpoint, device),
                 device=device,
@@ -272,9 +275,11 @@ class CometEngine:
     ) -> list[CometResult]:
         with_reference = model.hparams.kind == "regression"
         texts = [*sources, *translations, *(ref for ref in references if ref is not None)]
+        # Keyed by the weights file, not the directory: one directory can hold several
+        # checkpoints (epoch=1.ckpt, epoch=2.ckpt, ...) whose embeddings differ.
         namespace = (
             "comet-sentence-embedding",
-            str(self.loaded.directory),
+            str(self.loaded.weights_path),
             self.revision,
             str(self.loaded.device),
         )
