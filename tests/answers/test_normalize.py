@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+import unicodedata
 from decimal import Decimal
 
 import pytest
 
 from opik_semantic_metrics.answers.normalize import (
+    CURRENCY_SIGNS,
     find_single_number,
     normal_forms,
     number_from_value,
@@ -58,6 +61,45 @@ def test_unit_spellings_meet(first, second):
 
 
 @pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("1e-3", "1e3"),  # an exponent's sign is a sign, not a hyphen after a letter
+        ("2.5E-6", "2.5e6"),
+        ("1e-3, 2", "1e3, 2"),
+        (".5", "5"),  # a point before the first digit is a decimal point
+        ("$.5", "$5"),
+        ("- 5", "5"),  # a leading sign apart from its number is still a sign
+        ("10\u00b2", "102"),  # a superscript after a digit is an exponent, not a digit
+        ("10\u207b\u00b3", "10-3"),
+        ("\u20a95", "\u20bd5"),  # every currency sign is kept: won is not rouble
+        ("\u20ba5", "5"),
+    ],
+)
+def test_different_numbers_keep_different_normal_forms(first, second):
+    assert not normal_forms(first).equals(normal_forms(second))
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("- 5", "-5"), ("$ .5", "$.5"), ("10^2", "10\u00b2"), ("\u20a9 5", "\u20a95")],
+)
+def test_one_number_written_two_ways_meets(first, second):
+    assert normal_forms(first).equals(normal_forms(second))
+
+
+def test_every_currency_sign_is_kept():
+    """The kept signs are Unicode's currency signs (category Sc) that NFKC leaves as they
+    are; the others (fullwidth $, \u20a8 = "Rs") become one of them or letters."""
+    signs = {
+        character
+        for character in map(chr, range(sys.maxunicode + 1))
+        if unicodedata.category(character) == "Sc"
+        and unicodedata.normalize("NFKC", character) == character
+    }
+    assert set(CURRENCY_SIGNS) == signs
+
+
+@pytest.mark.parametrize(
     ("text", "value", "percent", "unit"),
     [
         ("82", "82", False, ""),
@@ -73,6 +115,8 @@ def test_unit_spellings_meet(first, second):
         ("2 bn", "2000000000", False, ""),
         ("$12", "12", False, "$"),
         ("-$12", "-12", False, "$"),
+        ("\u20a95,000", "5000", False, "\u20a9"),
+        ("-.5", "-0.5", False, ""),
         ("12.8 tCO2e", "12.8", False, "tco2 e"),
         ("25\u00b0C", "25", False, "c"),
         ("5 kWh per year", "5", False, "kwh per year"),
@@ -101,6 +145,7 @@ def test_parse_number(text, value, percent, unit):
         "7 " + "x" * 200,  # too long to be one number
         "nan",
         "inf",
+        "10\u00b2",  # 10 squared, not 102
     ],
 )
 def test_not_one_number(text):

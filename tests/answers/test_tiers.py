@@ -44,6 +44,15 @@ def test_result_carries_normal_forms_numbers_and_reason(matcher):
     assert result.method in METHODS
 
 
+@pytest.mark.parametrize(
+    ("output", "reference"),
+    [("1e-3", "1e3"), (".5", "5"), ("- 5", "5"), ("10\u00b2", "102"), ("\u20a95", "\u20bd5")],
+)
+def test_different_numbers_do_not_match_as_text(matcher, output, reference):
+    result = matcher.match(output, reference, answer_format="Float")
+    assert (result.matched, result.method) == (False, "no_match")
+
+
 def test_no_match_reason_says_what_differed(matcher):
     assert (
         "numbers differ: 28% and 82%" in matcher.match("28%", "82%", answer_format="Float").reason

@@ -3,18 +3,22 @@
 Text normal form (:func:`normal_forms`), in this order:
 
 1. Unicode NFKC (``"ﬁ"`` -> ``"fi"``, ``"℃"`` -> ``"°C"``, ``"CO₂"`` -> ``"CO2"``), curly
-   quotes made straight, every dash and the minus sign made ``"-"``;
+   quotes made straight, every dash and the minus sign made ``"-"``; a superscript
+   number right after a digit is an exponent, kept apart from it (``"10²"`` -> ``"10^2"``,
+   not ``"102"``);
 2. case folded;
 3. apostrophes deleted (``"don't"`` -> ``"dont"``), thousands separators deleted
    (``"3,420"`` -> ``"3420"``);
 4. a hyphen touching a letter is a joiner *or* a separator, so there are two forms,
    ``joined`` (``"net-zero"`` -> ``"netzero"``) and ``spaced`` (``"net zero"``); two
    answers are equal when either form is. A hyphen between digits (``"1-2"``) separates;
-   one before a number (``"-5"``) is a sign and is kept;
-5. a period between letters is deleted (``"U.S."`` -> ``"us"``), one between digits is a
-   decimal point and is kept; every other punctuation mark separates words, except
-   ``%`` and the currency symbols, which are kept as words (so ``"$5"`` and ``"€5"``
-   stay different);
+   one before a number (``"-5"``, the exponent's in ``"1e-3"``, and ``"- 5"`` at the
+   start) is a sign and is kept;
+5. a period between letters is deleted (``"U.S."`` -> ``"us"``), one before a digit and
+   not after a letter (``"12.8"``, ``".5"``) is a decimal point and is kept; every other
+   punctuation mark separates words, except ``%`` and the currency signs (all of
+   Unicode's, :data:`CURRENCY_SIGNS`), which are kept as words (so ``"$5"`` and
+   ``"€5"`` stay different);
 6. a number is split from a word or symbol glued after it (``"12kWh"`` -> ``"12 kwh"``,
    ``"82%"`` -> ``"82 %"``, ``"CO2e"`` -> ``"co2 e"``, the same on both sides) and a
    symbol from what follows it (``"$5"`` -> ``"$ 5"``); units spelled out are written
@@ -68,16 +72,34 @@ _CHARACTER_MAP = str.maketrans(
 # Patterns that start with the character they look for (the lookarounds come after it)
 # let the regex engine skip ahead to that character instead of trying every position.
 _LETTER = r"[^\W\d_]"
-_SYMBOLS = "%$€£¥₹"
+#: Unicode's currency signs (category Sc) that NFKC leaves as they are (it turns the
+#: fullwidth ones into these, and "\u20a8" into "Rs").
+CURRENCY_SIGNS = (
+    "$\u00a2\u00a3\u00a4\u00a5\u058f\u060b\u07fe\u07ff\u09f2\u09f3\u09fb\u0af1\u0bf9"
+    "\u0e3f\u17db\ua838\U0001e2ff\U0001ecb0"
+    + "".join(chr(code) for code in range(0x20A0, 0x20C1) if code != 0x20A8)
+    + "".join(chr(code) for code in range(0x11FDD, 0x11FE1))
+)
+_CURRENCY = f"[{CURRENCY_SIGNS}]"
+_SYMBOLS = "%" + CURRENCY_SIGNS
+# A superscript number right after a digit is an exponent ("10\u00b2" is 100): a caret
+# goes between them before NFKC turns the superscript into a plain digit.
+_SUPERSCRIPT_AFTER_DIGIT = re.compile(r"[\u2070\u00b9\u00b2\u00b3\u2074-\u207b](?<=\d.)")
 _THOUSANDS_COMMA = re.compile(r",(?<=\d,)(?=\d{3}(?!\d))")
-_SIGN_MINUS = re.compile(r"-(?<![\w.]-)(?=[$€£¥₹]?\.?\d)")
-_DECIMAL_POINT = re.compile(r"\.(?<=\d\.)(?=\d)")
+# A sign: a minus before a number, but not after a word (a hyphen), except the "e" of an
+# exponent ("1e-3"); at the start, a space may stand between the sign and the number.
+_SIGN_MINUS = re.compile(rf"-(?={_CURRENCY}?\.?\d)(?:(?<![\w.]-)|(?<=\de-))")
+_LEADING_SIGN = re.compile(rf"^-\s+(?={_CURRENCY}?\.?\d)")
+# A decimal point: a period before a digit, but not after a letter ("v.2" is two words).
+_DECIMAL_POINT = re.compile(r"\.(?<![^\W\d_]\.)(?=\d)")
 _JOINING_PERIOD = re.compile(rf"\.(?<={_LETTER}\.)(?={_LETTER})")
 _JOINING_HYPHEN = re.compile(rf"-(?:(?<={_LETTER}-)(?=\w)|(?<=\w-)(?={_LETTER}))")
 _OTHER_PUNCTUATION = re.compile(rf"[^\w\s{_SYMBOLS}{_KEPT_MINUS}{_KEPT_POINT}{_JOINER}]|_")
-_GLUED = re.compile(rf"(?<=\d)(?=[^\W\d_]|[{_SYMBOLS}])|(?<=[{_SYMBOLS}])(?=[\w{_KEPT_MINUS}])")
+_GLUED = re.compile(
+    rf"(?<=\d)(?=[^\W\d_]|[{_SYMBOLS}])|(?<=[{_SYMBOLS}])(?=[\w{_KEPT_MINUS}{_KEPT_POINT}])"
+)
 # A text without any of these has nothing for _GLUED to split.
-_GLUE_HINTS = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", *_SYMBOLS)
+_GLUE_HINT = re.compile(rf"[\d{_SYMBOLS}]")
 _LEADING_ARTICLE = re.compile(r"^(?:the|an|a) (?=\w\w)")
 
 #: Units written several ways, and the one spelling each is normalised to. They are
@@ -126,6 +148,8 @@ def prepare(text: str) -> str:
         >>> prepare("  \u201cNet\u2013Zero\u201d CO\u2082  ")
         '"net-zero" co2'
     """
+    if not text.isascii():  # an O(1) test: superscripts are rare, sub() is not free
+        text = _SUPERSCRIPT_AFTER_DIGIT.sub("^\\g<0>", text)
     return unicodedata.normalize("NFKC", text).translate(_CHARACTER_MAP).casefold().strip()
 
 
@@ -151,9 +175,11 @@ def normal_forms(text: str) -> NormalForms:
         text = _JOINING_PERIOD.sub("", _DECIMAL_POINT.sub(_KEPT_POINT, text))
     hyphens = 0
     if "-" in text:
+        if text.startswith("-"):
+            text = _LEADING_SIGN.sub("-", text)
         text = _SIGN_MINUS.sub(_KEPT_MINUS, text)
         text, hyphens = _JOINING_HYPHEN.subn(_JOINER, text)
-    if any(character in text for character in _GLUE_HINTS):
+    if _GLUE_HINT.search(text):
         text = _GLUED.sub(" ", text)
     text = _OTHER_PUNCTUATION.sub(" ", text).replace(_KEPT_MINUS, "-").replace(_KEPT_POINT, ".")
     if not hyphens:
@@ -194,7 +220,7 @@ _DECIMAL_CONTEXT = Context(prec=MAX_DIGITS + 20, Emax=10**6, Emin=-(10**6))
 # instead of being matched and backtracked over in full.
 _DIGITS = r"(?:\d{1,3}(?:,\d{3}){1,20}(?:\.\d{1,60})?|\d{1,60}(?:\.\d{1,60})?|\.\d{1,60})"
 _WHOLE_NUMBER = re.compile(
-    rf"(?P<currency>[$€£¥₹])?\s*(?P<sign>[-+])?\s*(?P<currency_after_sign>[$€£¥₹])?\s*"
+    rf"(?P<currency>{_CURRENCY})?\s*(?P<sign>[-+])?\s*(?P<currency_after_sign>{_CURRENCY})?\s*"
     rf"(?P<digits>{_DIGITS})(?:e(?P<exponent>[-+]?\d{{1,4}}))?(?P<rest>.*)",
     re.DOTALL,
 )
