@@ -175,6 +175,11 @@ def test_a_value_repr_cannot_write_is_a_failed_item_not_a_crash(matcher):
         summarize([(10**5000,)])
 
 
+def test_answer_formats_are_counted_in_their_canonical_spelling(matcher):
+    summary = summarize([("5", "5", "float"), ("6", "5", "Float"), ("a", "a", "STR")])
+    assert [item.answer_format for item in summary.items] == ["Float", "Float", "Str"]
+
+
 def test_mixed_inputs_raise_value_error(matcher, tuples):
     run = opik.evaluate_on_dict_items(
         items=[{"answer": "a", "prediction": "a"}],

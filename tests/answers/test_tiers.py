@@ -86,6 +86,8 @@ def test_a_long_answer_that_mentions_an_abstention_phrase_is_an_answer(matcher):
 
 def test_tolerance_options():
     assert AnswerMatcher(tolerance=0.5).match("13.2", "12.8").matched
+    assert AnswerMatcher(tolerance=numpy.float64(0.5)).match("13.2", "12.8").matched
+    assert AnswerMatcher(relative_tolerance=numpy.float32(0.25)).match("1.2", "1").matched
     assert not AnswerMatcher(tolerance=0.0).match("12.81", "12.8").matched
     relative = AnswerMatcher(tolerance=0.0, relative_tolerance=0.05)
     assert relative.match("1040", "1000").matched
@@ -360,14 +362,26 @@ def test_a_huge_array_is_refused_from_its_first_values_only(matcher, array):
     assert python_value(numpy.zeros((2, 3))) == [[0.0] * 3] * 2  # small ones keep their shape
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [[10**5000], [10**400], (10**400, "a"), ("a", [10**61])],
+    ids=["10**5000", "10**400", "tuple", "nested"],
+)
+def test_a_list_holding_a_number_of_too_many_digits_is_an_input_error(matcher, answer):
+    # As an int of that size alone: no answer's number has that many digits (and repr()
+    # cannot even write an int of over 4,300).
+    with pytest.raises(InputError, match="a number of more than 60 digits"):
+        matcher.match(answer, "[1]")
+
+
 def test_a_numpy_nan_output_is_a_defined_no_match(matcher):
     result = matcher.match(numpy.float64("nan"), "1")
     assert (result.matched, result.flags) == (False, ("output_not_finite",))
 
 
-@pytest.mark.parametrize("output", ["[" + "1" * 401 + "]", [10**400], (10**400, "a")])
-def test_list_integers_past_a_floats_range_are_compared_as_text(matcher, output):
-    # math.isfinite overflows on them; they are no numbers here (over 60 digits).
+def test_list_literal_integers_of_too_many_digits_are_compared_as_text(matcher):
+    # A text is always an answer: its list reading fails, and it is read as text.
+    output = "[" + "1" * 401 + "]"
     result = matcher.match(output, "[1]", answer_format="List")
     assert (result.matched, result.method) == (False, "no_match")
     assert matcher.match(output, output, answer_format="List").matched
@@ -393,8 +407,9 @@ def test_what_is_not_an_answer_is_an_input_error(matcher, output, reference, mes
         matcher.match(output, reference)
 
 
-@pytest.mark.parametrize("answer_format", ["str", " FLOAT ", "none", None, ""])
+@pytest.mark.parametrize("answer_format", ["str", " FLOAT ", "none", None, "", float("nan")])
 def test_answer_formats_are_read_case_insensitively(matcher, answer_format):
+    # NaN: pandas reads an empty cell, and the text "None", as NaN.
     assert matcher.match("a", "a", answer_format=answer_format).matched
 
 

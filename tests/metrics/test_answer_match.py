@@ -50,6 +50,14 @@ def test_score_is_one_score_result_with_the_method(metric):
     assert result.reason == "Numbers equal within ±0.01: 82 and 82%."
 
 
+@pytest.mark.parametrize(("given", "canonical"), [(" float", "Float"), (float("nan"), None)])
+def test_metadata_holds_the_answer_format_in_its_canonical_spelling(metric, given, canonical):
+    # So that a report groups "float" and "Float" together, and NaN (pandas' empty cell)
+    # is unknown, not a value JSON cannot hold.
+    result = metric.score(output="82.0", reference="82%", answer_format=given)
+    assert result.metadata["answer_format"] == canonical and result.value == 1.0
+
+
 def test_no_match_scores_zero_and_flags_abstentions(metric):
     result = metric.score(output="Not answerable", reference="No", answer_format="Str")
     assert result.value == 0.0

@@ -6,9 +6,10 @@ two linear checks that keep both parsers safe and fast: at most :data:`MAX_LIST_
 characters, and brackets nested at most :data:`MAX_LIST_DEPTH` deep (CPython's parser and
 :mod:`json` recurse, so a text of 100,000 ``[`` would otherwise exhaust the stack). The
 result must be a list or tuple of strings, numbers, booleans, ``None`` or such lists, at
-most :data:`MAX_LIST_ITEMS` values in all. A text that fails a check is reported with the
-reason (``too_long``, ``too_deep``, ``too_many_items``, ``malformed``, ``not_a_list``) and
-compared as text instead.
+most :data:`MAX_LIST_ITEMS` values in all, and no int of more than
+:data:`~opik_semantic_metrics.answers.normalize.MAX_DIGITS` digits. A text that fails a
+check is reported with the reason (``too_long``, ``too_deep``, ``too_many_items``,
+``too_many_digits``, ``malformed``, ``not_a_list``) and compared as text instead.
 
 Plain enumerations (:func:`split_plain_list`) are split on commas, semicolons and new
 lines, with list bullets (``-``, ``*``, ``•``, ``1.``, ``1)``) removed and a final "and" or
@@ -27,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Union
 
+from opik_semantic_metrics.answers.normalize import MAX_DIGITS
 from opik_semantic_metrics.errors import InputError
 
 #: Longest text read as a list literal or split as an enumeration.
@@ -53,7 +55,7 @@ class ListReading:
     Attributes:
         items: The elements, or ``None`` when the text could not be read as a list.
         problem: Why not: ``too_long``, ``too_deep``, ``too_many_items``,
-            ``malformed`` or ``not_a_list``; ``None`` when it was read.
+            ``too_many_digits``, ``malformed`` or ``not_a_list``; ``None`` when it was read.
     """
 
     items: tuple[ListItem, ...] | None
@@ -104,6 +106,7 @@ def read_list_literal(text: str) -> ListReading:
 _PROBLEMS = {
     "too_deep": f"nested deeper than {MAX_LIST_DEPTH}",
     "too_many_items": f"with more than {MAX_LIST_ITEMS} values",
+    "too_many_digits": f"holding a number of more than {MAX_DIGITS} digits",
     "not_a_list": "with elements other than strings, numbers, booleans, None and lists",
 }
 
@@ -149,8 +152,8 @@ def items_from_value(value: Sequence[object]) -> tuple[ListItem, ...]:
 
     Raises:
         InputError: An element that is not a string, number, boolean, ``None`` or list,
-            more than :data:`MAX_LIST_ITEMS` values, or nesting deeper than
-            :data:`MAX_LIST_DEPTH`.
+            more than :data:`MAX_LIST_ITEMS` values, nesting deeper than
+            :data:`MAX_LIST_DEPTH`, or an int of more than ``MAX_DIGITS`` digits.
 
     Example:
         >>> items_from_value(["SSP1", ("a", 2)])
@@ -188,6 +191,10 @@ def _convert(value: Sequence[object]) -> tuple[tuple[ListItem, ...] | None, str 
             item = python_value(value)
             if isinstance(item, list | tuple):
                 converted.append(convert(item, depth + 1))
+            elif isinstance(item, int) and abs(item) >= 10**MAX_DIGITS:
+                # No answer's number is that long (nor may one alone be); repr() even
+                # fails on an int of over 4,300 digits.
+                raise _Unreadable("too_many_digits")
             elif item is None or isinstance(item, str | int | float):
                 converted.append(item)
             else:

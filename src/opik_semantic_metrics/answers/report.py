@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from opik_semantic_metrics.answers.tiers import METHODS, TIERS, AnswerMatcher
+from opik_semantic_metrics.answers.tiers import METHODS, TIERS, AnswerMatcher, check_answer_format
 from opik_semantic_metrics.errors import InputError, shown
 
 _TIER_LABELS = {
@@ -274,7 +274,7 @@ def _item_from_tuple(index: int, row: Any, matcher: AnswerMatcher) -> ReportItem
         index,
         *texts,
         question,
-        answer_format if isinstance(answer_format, str) else None,
+        check_answer_format(answer_format),  # checked by match(): "float" is "Float"
         result.method,
         result.reason,
         result.output_abstained,

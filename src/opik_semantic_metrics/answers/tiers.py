@@ -596,7 +596,11 @@ class AnswerMatcher:
 
 
 def check_answer_format(answer_format: object) -> str | None:
-    """The canonical spelling of an answer format (``None`` or ``""``: unknown).
+    """The canonical spelling of an answer format (``None``, ``""`` or NaN: unknown).
+
+    NaN counts as unknown because pandas reads an empty cell as NaN (and, by default,
+    the text ``"None"`` too: read such a column with ``keep_default_na=False`` to keep
+    MMESGBench's ``None`` format).
 
     Raises:
         InputError: Not one of :data:`ANSWER_FORMATS` (case-insensitively).
@@ -606,6 +610,8 @@ def check_answer_format(answer_format: object) -> str | None:
         ('Float', None)
     """
     if answer_format is None or answer_format == "":
+        return None
+    if isinstance(answer_format, float) and math.isnan(answer_format):
         return None
     if isinstance(answer_format, str):
         for known in ANSWER_FORMATS:
@@ -766,6 +772,7 @@ def is_finite_number(value: object) -> bool:
 
 
 def _check_tolerance(name: str, value: object) -> Decimal:
-    if not is_finite_number(value) or value < 0:  # type: ignore[operator]
+    number = python_value(value)  # numpy.float64(0.01) is a float whose repr is no number
+    if not is_finite_number(number) or number < 0:  # type: ignore[operator]
         raise ValueError(f"Expected `{name}` to be a finite number >= 0, got {shown(value)}.")
-    return Decimal(repr(value))
+    return Decimal(repr(number))

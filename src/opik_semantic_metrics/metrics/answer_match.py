@@ -40,6 +40,7 @@ from opik_semantic_metrics.answers.tiers import (
     AnswerMatcher,
     MatchResult,
     SemanticScorer,
+    check_answer_format,
     is_finite_number,
 )
 from opik_semantic_metrics.errors import InputError, shown
@@ -162,6 +163,7 @@ class AnswerMatch(base_metric.BaseMetric):
         if isinstance(input, str):
             question = input
         try:
+            answer_format = check_answer_format(answer_format)  # "float" -> "Float"
             result = self.matcher.match(
                 output, reference, answer_format=answer_format, question=question
             )
