@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import random
 
+import opik
 import pytest
 from opik.evaluation import test_case, test_result
 from opik.evaluation.metrics.score_result import ScoreResult
 
+from opik_semantic_metrics import BERTScore
 from opik_semantic_metrics.compare.experiments import collect_scores
 from opik_semantic_metrics.compare.stats import compare_systems
 from opik_semantic_metrics.metrics.corpus import (
@@ -108,3 +110,21 @@ def test_system_score_counts_failures_and_fails_when_nothing_was_scored():
     assert system.metadata["failed_items"] == ["item_1"] and system.metadata["count"] == 2
     [nothing] = score(_results([None, None]))
     assert nothing.scoring_failed and nothing.metadata["failed"] == 2
+
+
+def test_a_metric_of_several_scores_failed_on_every_item_has_a_failed_system_score():
+    """Opik names a failed item's result after the metric (bertscore), not after each of
+    its scores (bertscore_f1): with every item failed, only that name is in the results."""
+    run = opik.evaluate_on_dict_items(
+        items=[{"output": None, "reference": "a cat"}, {"output": 3, "reference": "a dog"}],
+        task=lambda item: {},
+        scoring_metrics=[BERTScore(model="all-MiniLM-L6-v2", device="cpu", track=False)],
+    )
+    assert {result.name for test in run.test_results for result in test.score_results} == {
+        "bertscore"
+    }
+    [system] = system_score_function("bertscore_f1", resamples=10)(run.test_results)
+    assert system.scoring_failed and system.metadata["failed"] == 2
+    assert system.reason == "No item has a bertscore_f1 score (2 failed)."
+    with pytest.raises(ValueError, match="No score named 'chrf'"):
+        collect_item_scores(run.test_results, "chrf")

@@ -88,7 +88,12 @@ def collect_item_scores(results: Any, metric_name: str | None = None) -> ItemSco
         if len(names) != 1:
             raise ValueError(f"Expected `metric_name`: the results hold scores {names}.")
         [metric_name] = names
-    elif metric_name not in names:
+    elif metric_name not in names and not any(
+        # A metric of several scores (bertscore_f1, ...) fails under its own name
+        # (bertscore): where it failed on every item, only that name is there.
+        metric_name.startswith(f"{failed}_")
+        for failed in collected.failed
+    ):
         raise ValueError(f"No score named {metric_name!r} in the results: found {names}.")
     scores = dict(collected.scores.get(metric_name, {}))
     # Every item without a successful score, whether its score failed or is missing.
