@@ -31,6 +31,16 @@ def test_write_then_read_round_trips(tmp_path):
         read_baseline(path, 4)
     with pytest.raises(FileNotFoundError):
         read_baseline(tmp_path / "missing.tsv", 0)
+    (tmp_path / "empty.tsv").write_text("")
+    with pytest.raises(ValueError, match=r"empty\.tsv is empty"):
+        read_baseline(tmp_path / "empty.tsv", 0)
+
+
+def test_a_language_code_is_read_in_any_case():
+    # As bert_score, which lower-cases `lang`.
+    assert packaged_baseline_path("EN", "roberta-large") == packaged_baseline_path(
+        "en", "roberta-large"
+    )
 
 
 def test_pairs_are_drawn_like_bert_scores_authors():

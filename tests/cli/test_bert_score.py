@@ -138,6 +138,8 @@ def test_settings_the_engine_rejects_are_a_clear_error(capsys, text_files):
     assert "Rescaling needs `lang`" in message
     message = _error_run(capsys, ["bert-score", *files, *MINILM, "-l", "9"])
     assert "layer" in message.lower()
+    message = _error_run(capsys, ["bert-score", *files, *MINILM, "--device", "gpu"])
+    assert "`device`" in message
 
 
 def test_a_model_that_cannot_be_had_offline_is_a_clear_error(capsys, text_files):

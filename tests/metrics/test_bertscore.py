@@ -217,6 +217,13 @@ def test_rescaling_uses_bert_scores_packaged_baseline_when_there_is_one(tmp_path
         BERTScore(model="all-MiniLM-L6-v2", rescale_with_baseline=True, track=False)
 
 
+@pytest.mark.parametrize("layer", [-1, 7])
+def test_a_layer_the_model_does_not_have_fails_when_the_metric_is_made(layer):
+    # Not on every item of an experiment: the model is loaded only on the first score.
+    with pytest.raises(ValueError, match=f"between 0 and 6 .*got {layer}"):
+        BERTScore(model="all-MiniLM-L6-v2", num_layers=layer, device="cpu", track=False)
+
+
 def test_runs_inside_opiks_evaluation_engine_with_the_same_values(metric, stsb_pairs):
     items = [
         {"prediction": first, "reference": second, "id_": i}

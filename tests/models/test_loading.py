@@ -10,6 +10,7 @@ import torch
 from opik_semantic_metrics.errors import ModelUnavailableError
 from opik_semantic_metrics.models.loading import (
     load_encoder,
+    resolve_device,
     resolve_dtype,
     resolve_model_source,
 )
@@ -78,6 +79,15 @@ def test_dtypes_are_named_clearly():
     assert resolve_dtype("bf16") is torch.bfloat16
     with pytest.raises(ValueError, match="dtype"):
         resolve_dtype("int4")
+
+
+def test_devices_are_checked_when_the_metric_is_made():
+    assert resolve_device("cpu") == torch.device("cpu")
+    with pytest.raises(ValueError, match=r"`device`.*'gpu'"):
+        resolve_device("gpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA GPU"):
+            resolve_device("cuda:0")
 
 
 def test_remote_code_is_refused_unless_asked(tmp_path, minilm_path):

@@ -63,7 +63,8 @@ def packaged_baseline_path(lang: str, model: str) -> Path:
             "The bert-score package, which ships the baseline files, is not installed: "
             "`pip install bert-score`, or pass `baseline_path`."
         )
-    return Path(spec.origin).parent / "rescale_baseline" / lang / f"{model}.tsv"
+    # Lower case, as bert_score reads `lang` ("EN" finds en/roberta-large.tsv).
+    return Path(spec.origin).parent / "rescale_baseline" / lang.lower() / f"{model}.tsv"
 
 
 def read_baseline(path: str | Path, layer: int) -> Baseline:
@@ -78,6 +79,8 @@ def read_baseline(path: str | Path, layer: int) -> Baseline:
         raise FileNotFoundError(f"Baseline file not found: {path}")
     with path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
+    if not rows:
+        raise ValueError(f"{path} is empty: expected a header LAYER,P,R,F and a row a layer.")
     header, body = rows[0], [row for row in rows[1:] if row]
     if [name.strip() for name in header[1:4]] != ["P", "R", "F"]:
         raise ValueError(f"{path}: expected a header LAYER,P,R,F, got {','.join(header)}")

@@ -40,7 +40,7 @@ from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import as_list, check_pairs, check_text, reference_texts
 from opik_semantic_metrics.models.loading import (
     LoadedEncoder,
-    count_model_layers,
+    checked_layer,
     load_encoder,
     resolve_device,
     resolve_model_source,
@@ -190,8 +190,8 @@ class BERTScoreEngine:
         source = resolve_model_source(model)
         if num_layers is None:
             num_layers = bertscore_layer(model)
-        if num_layers is None:
-            num_layers = count_model_layers(source, trust_remote_code)
+        # Checked now, from the configuration: the model itself loads on first use.
+        num_layers, _ = checked_layer(source, num_layers, trust_remote_code)
         self.model_name = source.name
         self.num_layers = num_layers
         self.lang = lang

@@ -111,10 +111,27 @@ def resolve_model_source(model: str) -> ModelSource:
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
-    """``None`` picks CUDA when available, else the CPU; anything else is taken as given."""
+    """``None`` picks CUDA when available, else the CPU; anything else is checked.
+
+    Raises:
+        ValueError: Not a device PyTorch knows, or CUDA asked for where there is none
+            (checked here, so that a metric fails when it is made, not on every item).
+    """
     if device is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError) as error:
+        raise ValueError(
+            f"Expected `device` to be 'cpu', 'cuda', 'cuda:N' or another PyTorch device, "
+            f"got {device!r}."
+        ) from error
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(
+            f"`device` is {device!r}, but this PyTorch build sees no CUDA GPU "
+            f"(torch {torch.__version__}); use device='cpu' or None."
+        )
+    return resolved
 
 
 def fast_dtype(device: torch.device) -> torch.dtype:
@@ -200,6 +217,26 @@ def count_model_layers(source: ModelSource, trust_remote_code: bool = False) -> 
     except (OSError, ValueError) as error:
         raise _unavailable(source, error) from error
     return count_layers(config)
+
+
+def checked_layer(
+    source: ModelSource, layer: int | None, trust_remote_code: bool = False
+) -> tuple[int, int]:
+    """``(layer, num_layers)``: ``layer`` (the last when ``None``) checked against the
+    number of layers in the model's configuration.
+
+    Raises:
+        ValueError: ``layer`` is not between 0 (the embeddings) and the last layer.
+        ModelUnavailableError: The configuration cannot be had.
+    """
+    num_layers = count_model_layers(source, trust_remote_code)
+    if layer is None:
+        layer = num_layers
+    if not 0 <= layer <= num_layers:
+        raise ValueError(
+            f"Expected `layer` between 0 and {num_layers} for {source.name!r}, got {layer}."
+        )
+    return layer, num_layers
 
 
 def count_layers(config: Any) -> int:
@@ -357,13 +394,7 @@ def load_encoder(
     source = resolve_model_source(model)
     torch_device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, torch_device)
-    num_layers = count_model_layers(source, trust_remote_code)
-    if layer is None:
-        layer = num_layers
-    if not 0 <= layer <= num_layers:
-        raise ValueError(
-            f"Expected `layer` between 0 and {num_layers} for {source.name!r}, got {layer}."
-        )
+    layer, num_layers = checked_layer(source, layer, trust_remote_code)
     key = (source, layer, str(torch_device), torch_dtype, use_fast_tokenizer, trust_remote_code)
     with _registry_lock:
         if key in _encoders:
