@@ -75,6 +75,20 @@ def test_plain_number_files(capsys, tmp_path):
     assert result["significant"] is False
 
 
+def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("0.9\n0.8\n")
+    b.write_text("0.5\n0.4\n")  # B loses both items by 0.4: t is -inf, p 0
+    assert main(["compare", str(a), str(b), "--json"]) == 0
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} is not JSON")
+
+    result = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert result["t_test"] == {"statistic": None, "p_value": 0.0}
+    assert result["winner"] == str(a)
+
+
 @pytest.mark.parametrize(
     ("a", "b", "extra", "expected"),
     [
@@ -85,8 +99,24 @@ def test_plain_number_files(capsys, tmp_path):
         ('{"scores": [{"x": 1}]}', "0.5\n", [], "{a}: pass --score, one of ['x']"),
         ('{"scores": [{"f1": 0.5}, {"f1": null}]}', "0.5\n0.6\n", [], "no 'f1' score for line 2"),
         ("0.5\n", "0.6\n", ["--names", "x", "x"], "different names"),
+        ("0.5\n0.6\n", "0.4\n0.5\n", ["--alpha", "2"], "`alpha` between 0 and 1"),
+        ("0.5\n0.6\n", "0.4\n0.5\n", ["--resamples", "0"], "`resamples` to be a positive"),
+        ('{"scores": [{"f1": 1%s}]}' % ("0" * 400), "0.5\n", [], "{a} line 1 has no finite"),
+        ('{"scores": [{"f1": 1%s}]}' % ("0" * 5000), "0.5\n", [], "not a result file"),
     ],
-    ids=["lengths", "not-a-number", "nan", "no-scores", "no-key", "null", "same-names"],
+    ids=[
+        "lengths",
+        "not-a-number",
+        "nan",
+        "no-scores",
+        "no-key",
+        "null",
+        "same-names",
+        "alpha",
+        "resamples",
+        "int-past-float",
+        "int-past-4300-digits",
+    ],
 )
 def test_bad_result_files_are_a_clear_error(capsys, tmp_path, a, b, extra, expected):
     path_a, path_b = tmp_path / "a.txt", tmp_path / "b.txt"

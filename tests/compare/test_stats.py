@@ -77,6 +77,13 @@ def test_a_clean_sweep_by_one_margin_is_significant_as_in_scipy(a, b):
     assert comparison.significant and comparison.winner == ("A" if a[0] > b[0] else "B")
 
 
+@pytest.mark.filterwarnings("error")  # scipy's precision-loss warning would be one
+def test_differences_equal_but_for_rounding_are_a_clean_sweep():
+    # 0.1 - 0.2 and 0.2 - 0.3 differ in the last bits: scipy gives t = -7e15 and warns.
+    t_test = paired_t_test([0.1, 0.2, 0.7], [0.2, 0.3, 0.8])
+    assert (t_test.statistic, t_test.p_value) == (-np.inf, 0.0)
+
+
 def test_a_single_item_has_no_t_test():
     t_test = paired_t_test([1.0], [0.0])
     assert np.isnan(t_test.statistic) and np.isnan(t_test.p_value)
@@ -98,3 +105,20 @@ def test_bootstrap_is_deterministic_for_a_seed():
 def test_bad_input_is_a_clear_error(a, b, message):
     with pytest.raises(ValueError, match=message):
         compare_systems(a, b)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"alpha": 2.0}, "`alpha` between 0 and 1"),
+        ({"alpha": 0.0}, "`alpha` between 0 and 1"),
+        ({"resamples": 0}, "`resamples` to be a positive integer"),
+        ({"resamples": -5}, "`resamples` to be a positive integer"),
+    ],
+)
+def test_bad_settings_are_a_clear_error(options, message):
+    with pytest.raises(ValueError, match=message):
+        compare_systems(SYSTEM_A, SYSTEM_B, **options)
+    if "resamples" in options:
+        with pytest.raises(ValueError, match=message):
+            bootstrap_interval(SYSTEM_A, **options)

@@ -134,8 +134,7 @@ def bertscore_engine(args: argparse.Namespace, **options: object) -> BERTScoreEn
             batch_size=args.batch_size,
             **options,  # type: ignore[arg-type]
         )
-        # Load now: a layer out of range shows up at loading, and the model's loading
-        # time then stays out of the progress bar.
+        # Load now, so that the model's loading time stays out of the progress bar.
         engine.encoder  # noqa: B018
     except ValueError as error:
         raise CliError(str(error)) from error

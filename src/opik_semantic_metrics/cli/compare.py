@@ -64,7 +64,7 @@ def read_scores(path: str, key: str | None) -> tuple[str, list[float]]:
 def _json_scores(path: str, text: str, key: str | None) -> tuple[str, list[float]]:
     try:
         rows = json.loads(text)["scores"]
-    except (json.JSONDecodeError, KeyError, TypeError) as error:
+    except (ValueError, KeyError, TypeError) as error:  # ValueError: also ints past 4,300 digits
         raise CliError(f"{path} is not a result file with a 'scores' list ({error})") from None
     if not isinstance(rows, list) or not rows or not isinstance(rows[0], dict):
         raise CliError(f"{path} has no per-line scores")
@@ -77,8 +77,21 @@ def _json_scores(path: str, text: str, key: str | None) -> tuple[str, list[float
         value = row.get(key) if isinstance(row, dict) else None
         if not isinstance(value, int | float) or isinstance(value, bool):
             raise CliError(f"{path} has no {key!r} score for line {number}")
-        values.append(float(value))
+        try:
+            values.append(float(value))
+        except OverflowError:  # an int past a float's range
+            values.append(math.inf if value > 0 else -math.inf)
     return key, _checked(path, values)
+
+
+def _json_safe(value: Any) -> Any:
+    """Non-finite numbers as null, since JSON has none (an infinite or undefined t
+    statistic: its p-value, 0 or null, and the winner say which)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _json_safe(item) for key, item in value.items()}
+    return value
 
 
 def _checked(path: str, scores: list[float]) -> list[float]:
@@ -101,15 +114,19 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("the two systems need different names (use --names)")
     metric = key_a if key_a == key_b else f"{key_a} / {key_b}"
     options = {"resamples": args.resamples, "seed": args.seed}
-    comparison = compare_systems(
-        scores_a, scores_b, name_a=name_a, name_b=name_b, alpha=args.alpha, **options
-    )
-    summary = MetricSummary(
-        metric=metric,
-        intervals={
+    try:  # --alpha and --resamples are checked there
+        comparison = compare_systems(
+            scores_a, scores_b, name_a=name_a, name_b=name_b, alpha=args.alpha, **options
+        )
+        intervals = {
             name_a: bootstrap_interval(scores_a, **options),
             name_b: bootstrap_interval(scores_b, **options),
-        },
+        }
+    except ValueError as error:
+        raise CliError(str(error)) from error
+    summary = MetricSummary(
+        metric=metric,
+        intervals=intervals,
         comparisons=(comparison,),
         items=len(scores_a),
         excluded=0,
@@ -121,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
             "intervals": {n: dataclasses.asdict(i) for n, i in summary.intervals.items()},
             **dataclasses.asdict(comparison),
         }
-        print(json.dumps(document, indent=2))
+        print(json.dumps(_json_safe(document), indent=2))
         return 0
     print(summary_table([summary]).to_text())
     print()

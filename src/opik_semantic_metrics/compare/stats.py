@@ -127,6 +127,11 @@ def _paired_arrays(
     return a, b
 
 
+def _check_resamples(resamples: int) -> None:
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        raise ValueError(f"Expected `resamples` to be a positive integer, got {resamples!r}.")
+
+
 def bootstrap_interval(
     scores: Sequence[float],
     *,
@@ -143,6 +148,7 @@ def bootstrap_interval(
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"Expected `confidence` between 0 and 1, got {confidence}.")
+    _check_resamples(resamples)
     values = _as_array(scores, "scores")
     rng = np.random.default_rng(seed)
     indices = rng.integers(0, values.size, size=(resamples, values.size))
@@ -166,6 +172,7 @@ def paired_bootstrap(
         >>> result.wins_a, result.wins_b
         (100, 0)
     """
+    _check_resamples(resamples)
     a, b = _paired_arrays(scores_a, scores_b)
     rng = np.random.default_rng(seed)
     indices = rng.integers(0, a.size, size=(resamples, a.size))
@@ -191,7 +198,10 @@ def paired_t_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> TTest
         return TTestResult(statistic=0.0, p_value=1.0)
     if a.size < 2:
         return TTestResult(statistic=math.nan, p_value=math.nan)
-    if np.all(differences == differences[0]):
+    # Equal differences, up to the rounding of a - b (0.2 - 0.1 is not 0.3 - 0.2):
+    # what is left is rounding noise, which would give a t of about 1e15.
+    rounding = 4 * np.finfo(np.float64).eps * max(np.abs(a).max(), np.abs(b).max())
+    if np.ptp(differences) <= rounding:
         # The limit as the variance goes to 0, and scipy's answer (computed here so as
         # not to pass on its precision-loss warning). A clean sweep is significant.
         return TTestResult(statistic=math.copysign(math.inf, differences[0]), p_value=0.0)
@@ -218,6 +228,8 @@ def compare_systems(
         >>> comparison.winner, comparison.significant
         ('bart', True)
     """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"Expected `alpha` between 0 and 1, got {alpha}.")
     a, b = _paired_arrays(scores_a, scores_b)
     t_test = paired_t_test(a, b)
     bootstrap = paired_bootstrap(a, b, resamples=resamples, seed=seed)
