@@ -71,3 +71,15 @@ def test_figure_png_is_a_png_of_the_figures_size():
     width, height = figure.get_size_inches() * 50
     assert image.format == "PNG"
     assert image.size == (round(width), round(height))
+
+
+def test_dollar_signs_in_names_and_tokens_are_drawn_as_written():
+    # Between two $ matplotlib reads maths: "sys $x^$" failed to parse when drawn.
+    figure = score_distributions({"cost $": {"sys $x^$": [0.1, 0.2], "b": [0.3]}}, title="$5")
+    assert [label.get_text() for label in figure.axes[0].get_xticklabels()] == [
+        r"sys \$x^\$",
+        "b",
+    ]
+    heatmap = similarity_heatmap(["$$", "a"], ["$", "b"], [[0.9, 0.1], [0.2, 0.6]], title="$")
+    for drawn in (figure, heatmap):
+        assert figure_png(drawn).startswith(b"\x89PNG")

@@ -95,13 +95,13 @@ def score_distributions(
             zorder=3,
             label="mean",
         )
-        axes.set_xticks(positions, names)
-        axes.set_title(metric)
+        axes.set_xticks(positions, [_literal(name) for name in names])
+        axes.set_title(_literal(metric))
         axes.grid(axis="y", alpha=0.3)
     axes_row[0].set_ylabel("score per item")
     axes_row[0].legend(loc="lower left", fontsize="small")
     if title:
-        figure.suptitle(title)
+        figure.suptitle(_literal(title))
     return figure
 
 
@@ -161,14 +161,21 @@ def similarity_heatmap(
         linewidths=1.2,
     )
     font = "small" if max(rows, columns) <= 40 else "x-small"
-    axes.set_xticks(np.arange(columns), reference_tokens, rotation=90, fontsize=font)
-    axes.set_yticks(np.arange(rows), candidate_tokens, fontsize=font)
+    reference_labels = [_literal(token) for token in reference_tokens]
+    axes.set_xticks(np.arange(columns), reference_labels, rotation=90, fontsize=font)
+    axes.set_yticks(np.arange(rows), [_literal(token) for token in candidate_tokens], fontsize=font)
     axes.set_xlabel("reference tokens (framed: each candidate token's best match)")
     axes.set_ylabel("candidate tokens")
     figure.colorbar(image, ax=axes, shrink=0.8, label="cosine similarity")
     if title:
-        axes.set_title(title)
+        axes.set_title(_literal(title))
     return figure
+
+
+def _literal(text: str) -> str:
+    """Text drawn as written: matplotlib reads what lies between two ``$`` as maths
+    (``"sys $x^$"`` even fails to parse), and ``\\$`` is its literal dollar."""
+    return text.replace("$", r"\$")
 
 
 def figure_png(figure: Figure, *, dpi: int = 100) -> bytes:
