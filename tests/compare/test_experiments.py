@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -9,7 +10,7 @@ import opik
 import pytest
 from opik.config import OpikConfig
 from opik.evaluation import test_case, test_result
-from opik.evaluation.metrics import Equals
+from opik.evaluation.metrics import Equals, base_metric
 from opik.evaluation.metrics.score_result import ScoreResult
 
 from opik_semantic_metrics import BERTScore
@@ -83,6 +84,26 @@ def test_collect_scores_uses_opik_item_ids_without_a_key_field():
         "temp_item_1",
         "temp_item_2",
     ]
+
+
+class _Length(base_metric.BaseMetric):
+    """A third-party metric whose score can be NaN or infinite, as nothing forbids."""
+
+    def score(self, output: Any, **ignored_kwargs: Any) -> ScoreResult:
+        scores = {"A dog runs.": math.nan, "Kids.": math.inf}
+        return ScoreResult(name=self.name, value=scores.get(output, float(len(output or ""))))
+
+
+def test_a_score_that_is_not_a_finite_number_counts_as_failed():
+    # Not a crash of the summary, for the whole metric and with no item named.
+    b, a = (
+        collect_scores(_run(system, [_Length(track=False)]).test_results, system, key_field="doc")
+        for system in ("b", "a")
+    )
+    assert b.scores == {"_Length": {"d2": 0.0}}
+    assert b.failed == {"_Length": ("d1", "d3")}
+    [summary] = summarize([b, a])
+    assert (summary.items, summary.excluded) == (1, 2)
 
 
 def test_collect_scores_rejects_missing_and_repeated_keys():

@@ -133,7 +133,8 @@ def collect_scores(
 
     Returns:
         The experiment's scores. An item is failed for a metric when it has a failed
-        result and no successful score of that name.
+        result, or a score that is not a finite number, and no successful score of that
+        name.
 
     Raises:
         ValueError: An item lacks ``key_field``, two results share a key and ``trials``
@@ -165,7 +166,8 @@ def collect_scores(
             )
         seen.add(key)
         for result in test.score_results:
-            if result.scoring_failed:
+            # NaN or inf (a third-party metric's) is no score to average: failed too.
+            if result.scoring_failed or not math.isfinite(result.value):
                 failures[result.name].add(key)
             else:
                 successes[result.name][key].append(float(result.value))
