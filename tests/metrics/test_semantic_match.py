@@ -103,6 +103,7 @@ def test_long_texts_are_cut_and_flagged(metric):
         ("Heart attack", "\t", "empty_reference", "the reference is empty"),
         ("It is what it is.", "Heart attack", "no_content_output", "only stop words"),
         ("Heart attack", "... !", "no_content_reference", "only stop words"),
+        ("\u4f60\u597d", "Heart attack", "unknown_words_output", "none of the output's words"),
     ],
 )
 def test_empty_and_stop_word_only_texts_score_zero_with_a_reason(

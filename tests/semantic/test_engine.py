@@ -160,6 +160,12 @@ def test_a_paraphrase_ranks_above_an_unrelated_answer(engine):
         ("?", "...", "no_content_output", 0.0),
         ("?", "?", "no_content_output", 0.0),
         ("No", "Not", "no_content_output", 0.0),
+        # MiniLM's vocabulary has none of these characters: [UNK] only, no word to align,
+        # and every such text of one length has the same embedding.
+        ("\u4f60\u597d", "\u4f60\u597d", "same_unknown_words", 1.0),
+        ("\u4f60\u597d", "\u518d\u89c1", "unknown_words_output", 0.0),
+        ("Heart attack", "\u1230\u120b\u121d", "unknown_words_reference", 0.0),
+        ("\u4f60\u597d", "Heart attack", "unknown_words_output", 0.0),
     ],
 )
 def test_texts_that_cannot_be_scored_get_a_defined_score(engine, output, reference, status, score):

@@ -17,6 +17,8 @@ Bad input, by design:
   after removing stop words and punctuation: 0.0, with the reason stated in ``reason``
   and ``metadata["status"]``; two stop-word-only answers with the same words ("No." and
   "no") are identical answers and score 1.0.
+- a text none of whose words the model knows (only [UNK] tokens): 0.0 likewise, and 1.0
+  when output and reference are the same such text.
 - a text longer than the model's limit (256 tokens for all-MiniLM-L6-v2): cut, as
   sentence-transformers does, and flagged in ``metadata`` and ``reason``.
 """
@@ -47,6 +49,10 @@ _UNSCORED_REASONS: dict[Status, str] = {
     "no_content_output": "the output has only stop words and punctuation",
     "no_content_reference": "the reference has only stop words and punctuation",
     "same_stop_words": "output and reference are the same stop-word-only answer",
+    "unknown_words_output": "the model knows none of the output's words (only [UNK] tokens)",
+    "unknown_words_reference": "the model knows none of the reference's words (only [UNK] tokens)",
+    "same_unknown_words": "output and reference are the same answer, in words the model "
+    "does not know",
 }
 
 

@@ -36,6 +36,12 @@ the result metadata says which applies. The fitted state saves to and loads from
   both are like that and have the same words (ignoring case and punctuation, as "No."
   and "no"), the answers are identical and score 1.0 (``same_stop_words``); texts of
   punctuation alone have no words, so "?" against "?" scores 0.0.
+- an output or reference none of whose words the model's vocabulary holds (its tokenizer
+  gives only [UNK], as MiniLM's for Chinese or Amharic): 0.0 (``unknown_words_output``,
+  ``unknown_words_reference``), for the model cannot read it: every such text of one
+  length has the same embedding, so "hello" and "goodbye" in Chinese would score as
+  alike as the same word twice. Two such texts with the same words are identical and
+  score 1.0 (``same_unknown_words``). A text with some known words is scored on those.
 
 Non-strings, a list reference that is empty or holds non-strings, and mismatched lengths
 raise :class:`~opik_semantic_metrics.errors.InputError`. A text longer than the model's
@@ -82,7 +88,12 @@ Status = Literal[
     "no_content_output",
     "no_content_reference",
     "same_stop_words",
+    "unknown_words_output",
+    "unknown_words_reference",
+    "same_unknown_words",
 ]
+#: The statuses of two answers that are the same, which score 1.0 unscored.
+_SAME: Final = ("same_stop_words", "same_unknown_words")
 
 #: How word-piece vectors can be made (see the module docstring).
 TOKEN_VECTOR_MODES: Final = ("contextual", "isolated")
@@ -171,7 +182,7 @@ class SemanticMatchResult:
 
 def _unscored(status: Status) -> SemanticMatchResult:
     return SemanticMatchResult(
-        score=1.0 if status == "same_stop_words" else 0.0,
+        score=1.0 if status in _SAME else 0.0,
         raw_score=None,
         word=None,
         word_precision=None,
@@ -216,6 +227,20 @@ def _status(output: str, reference: str, clean_output: str, clean_reference: str
     if not clean_reference:
         return "no_content_reference"
     return "scored"
+
+
+def _unknown_words_status(
+    output: str, reference: str, output_pieces: WeightedPieces, reference_pieces: WeightedPieces
+) -> Status | None:
+    """The status of a pair one of whose texts has no word the model knows, else None."""
+    if output_pieces.empty and reference_pieces.empty:
+        same = word_forms(output) == word_forms(reference)
+        return "same_unknown_words" if same else "unknown_words_output"
+    if output_pieces.empty:
+        return "unknown_words_output"
+    if reference_pieces.empty:
+        return "unknown_words_reference"
+    return None
 
 
 def _is_word_piece(token: str) -> bool:
@@ -575,6 +600,17 @@ class SemanticMatchEngine:
         )
         weighted = self._weighted_pieces([encoded[text] for text in cleaned], state.idf)
         pieces = dict(zip(cleaned, weighted, strict=True))
+        for i in scored:
+            statuses[i] = (
+                _unknown_words_status(
+                    outputs[i],
+                    joined_references[i],
+                    pieces[clean_outputs[i]],
+                    pieces[clean_references[i]],
+                )
+                or statuses[i]
+            )
+        scored = [index for index in scored if statuses[index] == "scored"]
         words = word_level(
             [(pieces[clean_outputs[i]], pieces[clean_references[i]]) for i in scored],
             self.batch_size,
