@@ -61,7 +61,9 @@ def test_scores_fit_on_every_reference_and_average_each_file():
         (json.dumps({"inputs": ["a"], "responses": [None]}), "response 0 is NoneType"),
         (json.dumps({"inputs": [["a", 3]], "responses": ["a"]}), "reference 0 to hold only"),
         (json.dumps({"inputs": [{"answer": "a"}], "responses": ["a"]}), "got dict"),
+        ("[" * 100_000 + "]" * 100_000, "cannot read it as JSON"),  # json's parser recurses
     ],
+    ids=["not-json", "array", "no-responses", "unaligned", "none", "bad-list", "dict", "deep"],
 )
 def test_malformed_files_raise_input_error_naming_the_file(tmp_path, content, message):
     path = tmp_path / "broken.json"

@@ -86,7 +86,8 @@ def read_answer_file(path: str | Path) -> AnswerFile:
     path = Path(path)
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        # RecursionError: json's parser recurses, and a file may nest 100,000 brackets.
         raise InputError(f"{path.name}: cannot read it as JSON ({error}).") from error
     if not isinstance(document, dict):
         raise InputError(f"{path.name}: expected a JSON object, got {type(document).__name__}.")
