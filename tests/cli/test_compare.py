@@ -103,6 +103,7 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
         ("0.5\n0.6\n", "0.4\n0.5\n", ["--resamples", "0"], "`resamples` to be a positive"),
         ('{"scores": [{"f1": 1%s}]}' % ("0" * 400), "0.5\n", [], "{a} line 1 has no finite"),
         ('{"scores": [{"f1": 1%s}]}' % ("0" * 5000), "0.5\n", [], "not a result file"),
+        ('{"scores": ' + "[" * 100_000 + "]" * 100_000 + "}", "0.5\n", [], "not a result file"),
     ],
     ids=[
         "lengths",
@@ -116,6 +117,7 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
         "resamples",
         "int-past-float",
         "int-past-4300-digits",
+        "nested-past-the-recursion-limit",
     ],
 )
 def test_bad_result_files_are_a_clear_error(capsys, tmp_path, a, b, extra, expected):

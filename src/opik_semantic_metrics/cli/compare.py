@@ -64,7 +64,8 @@ def read_scores(path: str, key: str | None) -> tuple[str, list[float]]:
 def _json_scores(path: str, text: str, key: str | None) -> tuple[str, list[float]]:
     try:
         rows = json.loads(text)["scores"]
-    except (ValueError, KeyError, TypeError) as error:  # ValueError: also ints past 4,300 digits
+    # ValueError: also ints past 4,300 digits; RecursionError: brackets nested past the limit.
+    except (ValueError, KeyError, TypeError, RecursionError) as error:
         raise CliError(f"{path} is not a result file with a 'scores' list ({error})") from None
     if not isinstance(rows, list) or not rows or not isinstance(rows[0], dict):
         raise CliError(f"{path} has no per-line scores")
