@@ -200,6 +200,13 @@ def test_idf_needs_fitting_and_then_works(stsb_pairs, minilm_path):
     )
 
 
+def test_an_output_of_special_tokens_only_has_undefined_precision_without_idf(metric):
+    # bert_score weighs [CLS] and [SEP] 0 with idf off too: P of "[SEP]" is 0/0 there.
+    f1, precision, _recall = metric.score(output="[SEP]", reference="a cat")
+    assert (f1.value, precision.value, f1.metadata["undefined"]) == (0.0, 0.0, ["precision"])
+    assert "precision undefined (every token weighs 0), reported as 0" in f1.reason
+
+
 def test_undefined_idf_precision_is_reported_as_zero():
     # Fitted on one reference, every token of it weighs 0: bert_score's P and R are NaN.
     metric = BERTScore(model="all-MiniLM-L6-v2", device="cpu", idf=True, track=False)

@@ -227,5 +227,7 @@ def _reason(
             side = "output and reference"
         parts.append(f"{side} cut to {engine.encoder.max_length} tokens")
     if undefined:
-        parts.append(f"{', '.join(undefined)} undefined (all idf weights 0), reported as 0")
+        # All weights 0: idf 0 for every token, or (idf on or off) special tokens only, as
+        # an output that is the text "[SEP]".
+        parts.append(f"{', '.join(undefined)} undefined (every token weighs 0), reported as 0")
     return "; ".join(parts) + "."
