@@ -374,6 +374,16 @@ def test_a_list_holding_a_number_of_too_many_digits_is_an_input_error(matcher, a
         matcher.match(answer, "[1]")
 
 
+@pytest.mark.parametrize(
+    "tensor",
+    [torch.empty(3, device="meta"), torch.tensor([1.0, 2.0]).to_sparse()],
+    ids=["meta", "sparse"],
+)
+def test_a_tensor_whose_values_cannot_be_read_is_an_input_error(matcher, tensor):
+    with pytest.raises(InputError, match="Tensor whose values cannot be read"):
+        matcher.match(tensor, "[1, 2]")
+
+
 def test_a_numpy_nan_output_is_a_defined_no_match(matcher):
     result = matcher.match(numpy.float64("nan"), "1")
     assert (result.matched, result.flags) == (False, ("output_not_finite",))

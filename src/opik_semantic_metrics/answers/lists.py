@@ -124,6 +124,9 @@ def python_value(value: object) -> object:
     without first turning millions of values into Python objects (for a
     20-million-value array, about 0.8 GB more peak memory and 2-3 s).
 
+    Raises:
+        InputError: Its values cannot be read (a tensor on the "meta" device, a sparse one).
+
     Example:
         >>> import numpy
         >>> python_value(numpy.float64(0.5)), python_value(numpy.array([1, 2])), python_value("a")
@@ -135,9 +138,16 @@ def python_value(value: object) -> object:
     if isinstance(value, str) or not callable(to_list):
         return value
     reshape = getattr(value, "reshape", None)
-    if callable(reshape) and _value_count(value) > MAX_LIST_ITEMS:
-        return reshape(-1)[: MAX_LIST_ITEMS + 1].tolist()
-    return to_list()
+    try:
+        if callable(reshape) and _value_count(value) > MAX_LIST_ITEMS:
+            return reshape(-1)[: MAX_LIST_ITEMS + 1].tolist()
+        return to_list()
+    except (RuntimeError, NotImplementedError, TypeError, ValueError) as error:
+        # A tensor with no data to read (on the "meta" device) or a sparse one.
+        raise InputError(
+            f"Expected an answer, got a {type(value).__name__} whose values cannot be read "
+            f"({error})."
+        ) from error
 
 
 def _value_count(array: object) -> int:
