@@ -378,19 +378,20 @@ class BERTScoreEngine:
         embeddings: a model cannot run on it.
         """
         present = [ids for ids in id_lists if ids]
-        embeddings = iter(
-            map_longest_first(
-                lambda batch: self._forward_fitting(batch, all_layers),
-                present,
-                batch_size=self._forward_batch_size,
-                length=len,
-                device=self.encoder.device,
-            )
+        embeddings = map_longest_first(
+            lambda batch: self._forward_fitting(batch, all_layers),
+            present,
+            batch_size=self._forward_batch_size,
+            length=len,
+            device=self.encoder.device,
         )
+        if len(present) == len(id_lists):
+            return embeddings
         width = self.encoder.model.config.hidden_size
         shape = (self.num_layers + 1, 0, width) if all_layers else (0, width)
         none = torch.empty(shape, device=self.encoder.device)
-        return [next(embeddings) if ids else none for ids in id_lists]
+        computed = iter(embeddings)
+        return [next(computed) if ids else none for ids in id_lists]
 
     def _forward_fitting(
         self, id_lists: Sequence[Sequence[int]], all_layers: bool
