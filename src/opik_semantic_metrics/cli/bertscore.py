@@ -8,8 +8,6 @@ scores equal its ``batch_size=1`` values (see the engine).
 from __future__ import annotations
 
 import argparse
-import json
-import math
 from typing import Any
 
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine, BERTScoreResult
@@ -17,6 +15,7 @@ from opik_semantic_metrics.cli.common import (
     add_model_options,
     bertscore_engine,
     chunks,
+    json_text,
     read_aligned,
 )
 from opik_semantic_metrics.report.tables import Table
@@ -64,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         results.extend(engine.score(candidates[part], references[part]))
     means = {key: sum(getattr(r, key) for r in results) / len(results) for key in _SCORES}
     if args.json:
-        print(json.dumps(_as_json(args, engine, results, means), indent=2))
+        print(json_text(_as_json(args, engine, results, means)))
     else:
         rows = tuple(
             (str(line), *(_fixed(getattr(result, key)) for key in _SCORES))
@@ -82,11 +81,6 @@ def _fixed(value: float) -> str:
     return f"{value:.6f}"
 
 
-def _finite(value: float) -> float | None:
-    """NaN (undefined with idf) as JSON null, since JSON has no NaN."""
-    return None if math.isnan(value) else value
-
-
 def _as_json(
     args: argparse.Namespace,
     engine: BERTScoreEngine,
@@ -100,11 +94,11 @@ def _as_json(
         "layer": engine.num_layers,
         "candidates": args.candidates,
         "references": args.references,
-        "mean": {key: _finite(value) for key, value in means.items()},
+        "mean": means,
         "scores": [
             {
                 "line": line,
-                **{key: _finite(getattr(result, key)) for key in _SCORES},
+                **{key: getattr(result, key) for key in _SCORES},
                 "best_reference": result.best_reference,
                 "truncated": result.candidate_truncated or result.reference_truncated,
                 "empty": result.candidate_empty or result.reference_empty,

@@ -11,10 +11,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 from typing import Any
 
-from opik_semantic_metrics.cli.common import CliError, add_model_options, chunks, read_aligned
+from opik_semantic_metrics.cli.common import (
+    CliError,
+    add_model_options,
+    chunks,
+    json_text,
+    read_aligned,
+)
 from opik_semantic_metrics.comet.checkpoint import DEFAULT_MODEL
 from opik_semantic_metrics.comet.engine import CometEngine, CometResult
 from opik_semantic_metrics.report.tables import Table
@@ -57,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         )
     mean = sum(result.score for result in results) / len(results)
     if args.json:
-        print(json.dumps(_as_json(args, engine, results, mean), indent=2))
+        print(json_text(_as_json(args, engine, results, mean)))
     else:
         rows = tuple((str(line), f"{r.score:.6f}") for line, r in enumerate(results, start=1))
         print(Table(("line", "score"), rows).to_text())

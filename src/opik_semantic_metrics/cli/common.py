@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -14,6 +16,22 @@ from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 
 class CliError(Exception):
     """A problem the user can fix (a file, an argument); printed as one line, exit code 2."""
+
+
+def json_text(document: object) -> str:
+    """``document`` as strict JSON: a NaN or infinite number as ``null``, since JSON has no
+    such numbers (an undefined BERTScore with idf, an infinite t statistic)."""
+
+    def ready(value: object) -> object:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {key: ready(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [ready(item) for item in value]
+        return value
+
+    return json.dumps(ready(document), indent=2, allow_nan=False)
 
 
 def read_lines(path: str | Path) -> list[str]:

@@ -14,7 +14,7 @@ import json
 import math
 from typing import Any
 
-from opik_semantic_metrics.cli.common import CliError, read_lines
+from opik_semantic_metrics.cli.common import CliError, json_text, read_lines
 from opik_semantic_metrics.compare.experiments import MetricSummary
 from opik_semantic_metrics.compare.stats import bootstrap_interval, compare_systems
 from opik_semantic_metrics.report.tables import summaries_pairwise_table, summary_table
@@ -85,16 +85,6 @@ def _json_scores(path: str, text: str, key: str | None) -> tuple[str, list[float
     return key, _checked(path, values)
 
 
-def _json_safe(value: Any) -> Any:
-    """Non-finite numbers as null, since JSON has none (an infinite or undefined t
-    statistic: its p-value, 0 or null, and the winner say which)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _json_safe(item) for key, item in value.items()}
-    return value
-
-
 def _checked(path: str, scores: list[float]) -> list[float]:
     for number, value in enumerate(scores, start=1):
         if not math.isfinite(value):
@@ -139,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
             "intervals": {n: dataclasses.asdict(i) for n, i in summary.intervals.items()},
             **dataclasses.asdict(comparison),
         }
-        print(json.dumps(_json_safe(document), indent=2))
+        print(json_text(document))
         return 0
     print(summary_table([summary]).to_text())
     print()
