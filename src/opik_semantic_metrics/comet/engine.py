@@ -7,8 +7,8 @@ batched with the items other threads score at the same time.
 
 Regression models encode the source, translation and reference separately, so each
 segment's pooled embedding is kept in the process-wide embedding cache, keyed on the
-checkpoint file and the exact text: the sources and references of a dataset are encoded once,
-whatever the number of systems, metric instances or experiments scored against them.
+checkpoint file and the exact text: the sources and references of a dataset are encoded
+once, whatever the number of systems, metric instances or experiments scored against them.
 Unified models (COMETKiwi, XCOMET) encode joined sequences, which cannot be shared.
 """
 
