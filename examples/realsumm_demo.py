@@ -169,6 +169,21 @@ def answer_match_note(documents: Sequence[Document]) -> str:
     )
 
 
+def failure_note(experiments: Sequence[ExperimentScores]) -> str | None:
+    """The scores that failed, by system and metric; ``None`` when none did."""
+    failures = [
+        f"{experiment.name}: {metric} on article {', '.join(keys)}"
+        for experiment in experiments
+        for metric, keys in experiment.failed.items()
+    ]
+    if not failures:
+        return None
+    return (
+        "Failed scores, left out of that metric's means, tests and correlations (the "
+        f"'excluded' column counts them): {'; '.join(failures)}."
+    )
+
+
 def shortest_pair(documents: Sequence[Document], system: str) -> Document:
     """The article whose summary and reference are shortest: the most legible heatmap."""
     return min(
@@ -208,18 +223,23 @@ def run(
 
 
 def order_line(summary: MetricSummary) -> str:
-    """The systems as ``summary`` ranks them, whether that is the human order, and which
-    neighbouring steps of the ranking are not significant."""
-    ranking = summary.ranking
+    """The systems as ``summary`` ranks them (``=`` between a tie), whether that is the
+    human order, and which neighbouring steps of the ranking are not significant."""
+    ranking, ranks = summary.ranking, summary.ranks
+    order = ranking[0]
+    for higher, lower in itertools.pairwise(ranking):
+        order += f" {'=' if ranks[lower] == ranks[higher] else '>'} {lower}"
     weak = [
         f"{higher} vs {lower}"
         for higher, lower in itertools.pairwise(ranking)
-        for comparison in summary.comparisons
-        if {comparison.name_a, comparison.name_b} == {higher, lower} and not comparison.significant
+        if not summary.comparison(higher, lower).significant
     ]
-    verdict = "matches the human order" if ranking == SYSTEMS else "differs from the human order"
+    # A tie leaves the order of the tied systems open: not the human order.
+    strict = len(set(ranks.values())) == len(ranks)
+    matches = strict and ranking == SYSTEMS
+    verdict = "matches the human order" if matches else "differs from the human order"
     steps = f"not significant: {', '.join(weak)}" if weak else "every step significant"
-    return f"  {summary.metric:<22} {' > '.join(ranking)}   ({verdict}; {steps})"
+    return f"  {summary.metric:<22} {order}   ({verdict}; {steps})"
 
 
 def write_report(
@@ -281,10 +301,23 @@ def write_report(
     return report.write(path), plots
 
 
+def _article_count(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if count < 2:
+        # SemanticMatch fits its baseline on two distinct references at least.
+        raise argparse.ArgumentTypeError(f"at least 2 articles, got {count}")
+    return count
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", default="realsumm-report", help="folder of the report")
-    parser.add_argument("--limit", type=int, default=None, help="first N articles only")
+    parser.add_argument(
+        "--limit", type=_article_count, default=None, help="first N articles only (N >= 2)"
+    )
     parser.add_argument(
         "--comet-offline",
         metavar="DIR",
@@ -335,8 +368,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n".join(order_line(summary) for summary in summaries))
     print("\nCorrelation with the human scores:")
     print(tables["correlation"].to_text())
-    note = answer_match_note(documents)
-    print(f"\n{note}")
+    notes = [answer_match_note(documents)]
+    failures = failure_note(experiments)
+    if failures:
+        notes.insert(0, failures)
+    print("\n" + "\n".join(notes))
 
     plotted = {
         HUMAN: human,
@@ -355,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         tables,
         distributions,
         bertscore,
-        [note],
+        notes,
     )
     print(f"\nHTML report: {report_path}")
     if args.comet_offline:

@@ -22,6 +22,7 @@ from opik_semantic_metrics.compare.experiments import (
     collect_scores,
     item_order,
     opik_server_configured,
+    stored_item_ids,
     summarize,
 )
 from opik_semantic_metrics.compare.stats import bootstrap_interval, compare_systems
@@ -208,6 +209,39 @@ def test_summarize_takes_every_metric_of_the_first_experiment_in_order():
     assert summaries[0].ranking == ("x", "y")
 
 
+def test_summarize_all_metrics_leaves_out_the_name_of_failed_results(bertscore):
+    # System b's None output fails BERTScore on d2: that result is named "bertscore".
+    runs = [
+        collect_scores(_run(system, [bertscore]).test_results, system, key_field="doc")
+        for system in ("b", "a")
+    ]
+    assert "bertscore" in runs[0].metrics
+    summaries = summarize(runs, resamples=50)
+    assert sorted(summary.metric for summary in summaries) == [
+        "bertscore_f1",
+        "bertscore_precision",
+        "bertscore_recall",
+    ]
+    assert {(summary.items, summary.excluded) for summary in summaries} == {(2, 1)}
+
+
+def test_experiments_tied_with_the_one_above_share_its_rank():
+    scores = {"1": 0.5, "2": 0.7, "3": 0.6}
+    first = ExperimentScores("first", ("1", "2", "3"), {"m": scores}, {})
+    # The same system again, its scores moved by batching noise (under 1e-6).
+    rerun = ExperimentScores(
+        "rerun", ("1", "2", "3"), {"m": {key: value + 3e-7 for key, value in scores.items()}}, {}
+    )
+    worse = ExperimentScores("worse", ("1", "2", "3"), {"m": {"1": 0.1, "2": 0.2, "3": 0.3}}, {})
+    [summary] = summarize([worse, first, rerun], resamples=50)
+    assert summary.ranking == ("rerun", "first", "worse")
+    assert summary.ranks == {"rerun": 1, "first": 1, "worse": 3}
+    assert summary.comparison("rerun", "first").winner is None
+    assert summary.comparison("first", "worse").winner == "first"
+    with pytest.raises(KeyError, match="No comparison of 'first' with 'nobody'"):
+        summary.comparison("first", "nobody")
+
+
 @pytest.mark.parametrize(
     ("experiments", "message"),
     [
@@ -262,6 +296,25 @@ def test_opik_server_configured_reads_the_config_file(monkeypatch, tmp_path):
     assert opik_server_configured(OpikConfig()) is True
 
 
+@pytest.mark.parametrize("online", [False, True])
+def test_runner_rejects_a_field_named_id(online):
+    items = [{"id": "q1", "reference": "4"}]
+    with pytest.raises(ValueError, match="Item 0 has a field named 'id'.*'item_id'"):
+        ExperimentRunner(items, "demo", key_field="id", online=online)
+
+
+def test_stored_item_ids_match_items_by_content_as_opik_deduplicates():
+    stored = [
+        {"id": "x", "doc": "d1", "reference": "r", "tags": ["a", "b"]},
+        {"id": "y", "doc": "d2", "reference": "s"},
+    ]
+    items = [{"doc": "d2", "reference": "s"}, {"reference": "r", "tags": ("a", "b"), "doc": "d1"}]
+    assert stored_item_ids(stored, items) == ["y", "x"]
+    assert stored_item_ids(stored, [items[0], dict(items[0])]) == ["y"]
+    with pytest.raises(ValueError, match="does not hold item 1"):
+        stored_item_ids(stored, [items[0], {"doc": "d3"}])
+
+
 def test_runner_offline_runs_each_experiment_on_opiks_local_engine(bertscore):
     runner = ExperimentRunner(ITEMS, "demo", key_field="doc", online=False)
     scores = runner.run("a", lambda item: {"output": item["outputs"]["a"]}, [bertscore])
@@ -274,16 +327,34 @@ def test_runner_offline_runs_each_experiment_on_opiks_local_engine(bertscore):
 
 
 class _RecordingDataset:
-    def __init__(self) -> None:
+    """An Opik dataset as the server keeps it: items deduplicated by content, with ids."""
+
+    def __init__(self, stored: list[dict[str, Any]]) -> None:
         self.inserted: list[list[dict[str, Any]]] = []
+        self.stored = [{**item, "id": f"old-{i}"} for i, item in enumerate(stored)]
 
     def insert(self, items: list[dict[str, Any]]) -> None:
         self.inserted.append(items)
+        for item in items:
+            if not any({**item, "id": old["id"]} == old for old in self.stored):
+                self.stored.append({**item, "id": f"new-{len(self.stored)}"})
+
+    def get_items(self) -> list[dict[str, Any]]:
+        return [dict(item) for item in self.stored]
 
 
-def test_runner_online_logs_experiments_with_their_config(monkeypatch, bertscore):
-    """Server mode, with Opik's client and server replaced by recorders (no server here)."""
-    dataset = _RecordingDataset()
+def test_runner_online_logs_experiments_on_its_own_items_with_their_config(monkeypatch, bertscore):
+    """Server mode, with Opik's client and server replaced by recorders (no server here).
+
+    The dataset already holds items of earlier runs: another article, and d1 with an
+    older reference. Each experiment must run on this runner's three items only.
+    """
+    earlier = [
+        {**ITEMS[0], "reference": "An older reference."},
+        {**ITEMS[1], "doc": "d9"},
+        ITEMS[2],
+    ]
+    dataset = _RecordingDataset(earlier)
     calls: list[dict[str, Any]] = []
 
     class _Client:
@@ -293,8 +364,9 @@ def test_runner_online_logs_experiments_with_their_config(monkeypatch, bertscore
 
     def _evaluate(**kwargs: Any) -> Any:
         calls.append(kwargs)
+        chosen = [item for item in dataset.stored if item["id"] in kwargs["dataset_item_ids"]]
         result = opik.evaluate_on_dict_items(
-            items=dataset.inserted[0],
+            items=[{k: v for k, v in item.items() if k != "id"} for item in chosen],
             task=kwargs["task"],
             scoring_metrics=kwargs["scoring_metrics"],
         )
@@ -304,14 +376,19 @@ def test_runner_online_logs_experiments_with_their_config(monkeypatch, bertscore
     monkeypatch.setattr(experiments_module.opik, "Opik", _Client)
     monkeypatch.setattr(experiments_module.opik, "evaluate", _evaluate)
     runner = ExperimentRunner(ITEMS, "demo", key_field="doc", online=True, task_threads=4)
-    for system in ("a", "b"):
+    runs = [
         runner.run(
             system,
             lambda item, system=system: {"output": item["outputs"][system]},
             [bertscore],
             {"system": system},
         )
+        for system in ("a", "b")
+    ]
     assert dataset.inserted == [ITEMS]
+    # d1 (new reference) and d2 were added; d3 was already there as "old-2".
+    assert [call["dataset_item_ids"] for call in calls] == [["new-3", "new-4", "old-2"]] * 2
+    assert [run.items for run in runs] == [("d1", "d2", "d3")] * 2
     assert [call["experiment_name"] for call in calls] == ["a", "b"]
     assert [call["experiment_config"] for call in calls] == [{"system": "a"}, {"system": "b"}]
     assert all(call["dataset"] is dataset and call["task_threads"] == 4 for call in calls)

@@ -84,6 +84,30 @@ def test_differences_equal_but_for_rounding_are_a_clean_sweep():
     assert (t_test.statistic, t_test.p_value) == (-np.inf, 0.0)
 
 
+def test_differences_within_the_tie_tolerance_are_ties():
+    # One system scored twice: the runs differ only by batching noise (below 1e-6), with
+    # a slight drift that the exact test calls significant.
+    noise = np.random.default_rng(3).uniform(-1e-7, 3e-7, size=SYSTEM_A.size)
+    rerun = SYSTEM_A + noise
+    assert scipy_stats.ttest_rel(SYSTEM_A, rerun).pvalue < 1e-6
+    comparison = compare_systems(SYSTEM_A, rerun)
+    assert comparison.winner is None and not comparison.significant
+    assert (comparison.t_test.statistic, comparison.t_test.p_value) == (0.0, 1.0)
+    assert comparison.bootstrap.ties == comparison.bootstrap.resamples
+    exact = compare_systems(SYSTEM_A, rerun, tie_tolerance=0.0)
+    assert exact.winner == "B" and exact.significant
+    assert exact.t_test.p_value == pytest.approx(scipy_stats.ttest_rel(SYSTEM_A, rerun).pvalue)
+
+
+def test_only_the_items_within_the_tie_tolerance_are_ties():
+    a = [0.5, 0.6, 0.7, 0.8]
+    b = [0.5 + 5e-7, 0.4, 0.65, 0.9]
+    t_test = paired_t_test(a, b)
+    oracle = scipy_stats.ttest_1samp([0.0, 0.2, 0.05, -0.1], 0.0)
+    assert t_test.statistic == pytest.approx(oracle.statistic, rel=1e-12)
+    assert t_test.p_value == pytest.approx(oracle.pvalue, rel=1e-12)
+
+
 def test_a_single_item_has_no_t_test():
     t_test = paired_t_test([1.0], [0.0])
     assert np.isnan(t_test.statistic) and np.isnan(t_test.p_value)
@@ -114,6 +138,8 @@ def test_bad_input_is_a_clear_error(a, b, message):
         ({"alpha": 0.0}, "`alpha` between 0 and 1"),
         ({"resamples": 0}, "`resamples` to be a positive integer"),
         ({"resamples": -5}, "`resamples` to be a positive integer"),
+        ({"tie_tolerance": -1e-6}, "`tie_tolerance` to be a finite number >= 0"),
+        ({"tie_tolerance": float("nan")}, "`tie_tolerance` to be a finite number >= 0"),
     ],
 )
 def test_bad_settings_are_a_clear_error(options, message):

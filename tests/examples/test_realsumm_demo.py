@@ -24,6 +24,7 @@ from scipy.spatial import cKDTree
 from chromium import SKIP_REASON, find_chromium, screenshot
 from opik_semantic_metrics import SemanticMatch
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+from opik_semantic_metrics.compare.experiments import ExperimentScores, summarize
 from opik_semantic_metrics.report.plots import MATCH_COLOR, SYSTEM_COLORS
 
 demo = load_example("realsumm_demo.py", "realsumm_demo")
@@ -88,11 +89,12 @@ def test_the_packaged_data_is_the_realsumm_subset():
 
 
 def _table_rows(printed: str, metric: str) -> dict[str, tuple[int, float]]:
-    """``system -> (items, mean)`` from the printed summary table's rows of ``metric``."""
+    """``system -> (items, mean)`` from the printed summary table's rows of ``metric``,
+    whose ``excluded`` column must say 0."""
     rows = {}
     for system in demo.SYSTEMS:
         [match] = re.findall(
-            rf"^{metric}\s+{re.escape(system)}\s+(\d+)\s+(\d\.\d+)\s", printed, re.M
+            rf"^{metric}\s+{re.escape(system)}\s+(\d+)\s+0\s+(\d\.\d+)\s", printed, re.M
         )
         rows[system] = (int(match[0]), float(match[1]))
     return rows
@@ -181,6 +183,44 @@ def test_output_has_pairwise_tests_rankings_correlations_and_the_answer_match_no
     assert correlation["summary"][3:] == [str(defined), str(ARTICLES - defined)]
     assert "AnswerMatch is not applied" in printed
     assert f"(checked: 0 of the {3 * ARTICLES} summaries match)" in printed
+
+
+def test_a_ranking_with_tied_systems_is_not_the_human_order():
+    # AnswerMatch gives every summary 0: three systems with equal means.
+    items = ("1", "2")
+    tied = [
+        ExperimentScores(system, items, {"answer_match": {"1": 0.0, "2": 0.0}}, {})
+        for system in demo.SYSTEMS
+    ]
+    line = demo.order_line(summarize(tied, resamples=50)[0])
+    assert "bart = t5-base = pointer-generator" in line
+    assert "(differs from the human order; not significant: " in line
+
+
+def test_a_failed_score_is_reported_in_the_output_and_the_report(monkeypatch, tmp_path):
+    documents = demo.load_documents()[:3]
+    broken = documents[1]
+    # A lone surrogate cannot be tokenised: BERTScore and SemanticMatch fail that item.
+    broken.summaries["t5-base"] = "A summary \ud800 with a broken character."
+    monkeypatch.setattr(demo, "load_documents", lambda: documents)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert demo.main(["--output", str(tmp_path)]) == 0
+    expected = f"t5-base: bertscore on article {broken.doc_id}; t5-base: semantic_match on"
+    assert expected in printed.getvalue()
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert expected in html
+    # The summary table counts the article left out of each metric's comparison.
+    rows = _printed_rows(printed.getvalue(), "Means with", "bertscore_f1")
+    assert {tuple(row[2:4]) for row in rows} == {("2", "1")}
+
+
+@pytest.mark.parametrize("limit", ["1", "0", "-3", "two"])
+def test_the_demo_needs_two_articles_or_more(limit, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        demo.main(["--limit", limit])
+    assert exit_info.value.code == 2
+    assert "argument --limit: " in capsys.readouterr().err
 
 
 def test_report_embeds_both_plots(run):

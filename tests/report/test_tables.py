@@ -53,12 +53,22 @@ def test_summary_table_shows_each_interval_and_rank():
     b = ExperimentScores("b", ("1", "2", "3"), {"f1": {"1": 0.5, "2": 0.6, "3": 0.4}}, {})
     [summary] = summarize([b, a], resamples=100)
     table = summary_table([summary])
-    assert table.headers == ("metric", "system", "items", "mean", "95% low", "95% high", "rank")
+    assert table.headers == (
+        "metric",
+        "system",
+        "items",
+        "excluded",
+        "mean",
+        "95% low",
+        "95% high",
+        "rank",
+    )
     interval = summary.intervals["a"]
     assert table.rows[1] == (
         "f1",
         "a",
         "3",
+        "0",
         f"{interval.mean:.4f}",
         f"{interval.low:.4f}",
         f"{interval.high:.4f}",
@@ -66,6 +76,13 @@ def test_summary_table_shows_each_interval_and_rank():
     )
     assert table.rows[0][-1] == "2"
     assert summaries_pairwise_table([summary]).rows[0][:3] == ("f1", "b", "a")
+
+
+def test_summary_table_shows_the_items_a_failed_score_left_out():
+    a = ExperimentScores("a", ("1", "2", "3"), {"f1": {"1": 0.9, "2": 0.7}}, {"f1": ("3",)})
+    b = ExperimentScores("b", ("1", "2", "3"), {"f1": {"1": 0.5, "2": 0.6, "3": 0.4}}, {})
+    table = summary_table(summarize([a, b], resamples=50))
+    assert [row[2:4] for row in table.rows] == [("2", "1"), ("2", "1")]
 
 
 def test_pairwise_table_reports_tests_and_verdict():
@@ -82,6 +99,10 @@ def test_tiny_p_values_keep_their_magnitude():
     [row] = pairwise_table([("f1", comparison)]).rows
     assert float(row[6]) == pytest.approx(comparison.t_test.p_value, rel=0.05)
     assert comparison.t_test.p_value < 1e-4 and "e-" in row[6]
+    # No resample went against A: below the least non-zero bootstrap p, not 0.
+    assert comparison.bootstrap.wins_a == comparison.bootstrap.resamples == 1000
+    assert row[7] == "<0.002"
+    assert "   <0.002  " in pairwise_table([("f1", comparison)]).to_text()  # right-aligned
 
 
 def test_correlation_table_lists_levels_per_metric():

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import opik
+from opik.api_objects.dataset.dataset_item import DatasetItem
 from opik.config import OpikConfig
 from opik.evaluation.metrics.base_metric import BaseMetric
 from opik.evaluation.test_result import TestResult
@@ -87,8 +88,28 @@ class MetricSummary:
 
     @property
     def ranking(self) -> tuple[str, ...]:
-        """Experiment names from the highest mean to the lowest."""
+        """Experiment names from the highest mean to the lowest (tied ones in experiment
+        order; see :attr:`ranks`)."""
         return tuple(sorted(self.intervals, key=lambda name: -self.intervals[name].mean))
+
+    @property
+    def ranks(self) -> dict[str, int]:
+        """Experiment name -> rank, 1 for the best; an experiment whose comparison with
+        the one ranked just above it is a tie (no winner) shares that one's rank, and the
+        next rank skips as many ("1, 1, 3")."""
+        ranking = self.ranking
+        ranks = {ranking[0]: 1}
+        for position, (higher, lower) in enumerate(itertools.pairwise(ranking), start=2):
+            tied = self.comparison(higher, lower).winner is None
+            ranks[lower] = ranks[higher] if tied else position
+        return ranks
+
+    def comparison(self, first: str, second: str) -> Comparison:
+        """The comparison of two experiments, whichever of them was A."""
+        for comparison in self.comparisons:
+            if {comparison.name_a, comparison.name_b} == {first, second}:
+                return comparison
+        raise KeyError(f"No comparison of {first!r} with {second!r} on {self.metric!r}.")
 
 
 def item_order(key: str) -> tuple[list[str | tuple[int, str]], str]:
@@ -234,8 +255,9 @@ def summarize(
 
     Args:
         experiments: Experiments over the same dataset, with distinct names.
-        metrics: Metric names to summarise; ``None`` takes every metric of the first
-            experiment.
+        metrics: Metric names to summarise; ``None`` takes every score name of the
+            first experiment that has a score there (not the name a failed metric's
+            results carry, such as ``bertscore`` beside ``bertscore_f1``).
         confidence: Coverage of the bootstrap intervals.
         alpha: Significance level of the pairwise tests.
         resamples: Bootstrap resamples (intervals and paired bootstrap).
@@ -252,7 +274,7 @@ def summarize(
     if len(names) < 2 or len(set(names)) != len(names):
         raise ValueError(f"Expected two or more experiments with distinct names, got {names}.")
     summaries = []
-    for metric in metrics if metrics is not None else experiments[0].metrics:
+    for metric in metrics if metrics is not None else experiments[0].scores:
         keys, values = aligned_scores(experiments, metric)
         if not keys:
             raise ValueError(f"No item has a {metric!r} score in every experiment.")
@@ -305,11 +327,14 @@ class ExperimentRunner:
     With a server (see :func:`opik_server_configured`) the items go into the Opik
     dataset ``dataset_name`` once (Opik skips items it already holds) and each
     :meth:`run` is an ``opik.evaluate`` experiment with its name and configuration, to
-    compare in the Opik UI. Without one, each run goes through
-    ``opik.evaluate_on_dict_items``: the same engine, threads and metrics, no server.
+    compare in the Opik UI. An experiment runs on these items only, not on others the
+    dataset holds from earlier runs (fewer items, or items since changed). Without a
+    server, each run goes through ``opik.evaluate_on_dict_items``: the same engine,
+    threads and metrics, no server.
 
     Args:
-        items: Dataset items (JSON-serialisable dicts).
+        items: Dataset items (JSON-serialisable dicts). No field may be named ``id``:
+            Opik takes that as its own item id (a UUID) and its local engine rejects it.
         dataset_name: The Opik dataset's name.
         key_field: Item field identifying an item across experiments.
         online: Force the server (True) or local (False) mode; ``None`` decides by the
@@ -336,6 +361,12 @@ class ExperimentRunner:
         task_threads: int = 16,
     ) -> None:
         self.items = list(items)
+        with_id = next((i for i, item in enumerate(self.items) if "id" in item), None)
+        if with_id is not None:
+            raise ValueError(
+                f"Item {with_id} has a field named 'id', which Opik reserves for its own item "
+                "id: rename it (for example 'item_id') and pass that as `key_field`."
+            )
         self.dataset_name = dataset_name
         self.key_field = key_field
         self.online = opik_server_configured() if online is None else online
@@ -343,9 +374,11 @@ class ExperimentRunner:
         #: Experiment name -> its page in the Opik UI (server mode only).
         self.experiment_urls: dict[str, str | None] = {}
         self._dataset: Any = None
+        self._item_ids: list[str] = []
         if self.online:
             self._dataset = opik.Opik().get_or_create_dataset(dataset_name)
             self._dataset.insert(self.items)
+            self._item_ids = stored_item_ids(self._dataset.get_items(), self.items)
 
     def run(
         self,
@@ -373,6 +406,7 @@ class ExperimentRunner:
                 experiment_name=name,
                 experiment_config=dict(config or {}),
                 task_threads=self.task_threads,
+                dataset_item_ids=self._item_ids,
                 verbose=0,
             )
             self.experiment_urls[name] = result.experiment_url
@@ -384,3 +418,25 @@ class ExperimentRunner:
                 scoring_threads=self.task_threads,
             )
         return collect_scores(result.test_results, name, key_field=self.key_field)
+
+
+def stored_item_ids(
+    stored: Sequence[Mapping[str, Any]], items: Sequence[dict[str, Any]]
+) -> list[str]:
+    """Opik's ids of ``items`` among a dataset's ``stored`` items (``Dataset.get_items()``:
+    each item's fields and its ``id``), matched by content as Opik deduplicates them.
+
+    Raises:
+        ValueError: An item the dataset does not hold.
+    """
+    ids_by_hash = {
+        DatasetItem(**{k: v for k, v in item.items() if k != "id"}).content_hash(): item["id"]
+        for item in stored
+    }
+    ids = []
+    for index, item in enumerate(items):
+        item_id = ids_by_hash.get(DatasetItem(**item).content_hash())
+        if item_id is None:
+            raise ValueError(f"The Opik dataset does not hold item {index} after inserting it.")
+        ids.append(str(item_id))
+    return list(dict.fromkeys(ids))  # items equal in content are one dataset item

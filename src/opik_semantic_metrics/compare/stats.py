@@ -12,6 +12,13 @@ two systems being compared) and knows nothing of Opik or of any metric.
 - :func:`compare_systems`: both tests together, with the verdict ``comet-compare``
   gives: the winner is the system with the higher mean, and the difference is
   significant when the paired t-test's p-value is below ``alpha``.
+
+The paired functions count an item whose two scores differ by at most ``tie_tolerance``
+(default :data:`TIE_TOLERANCE`, 1e-6) as a tie. This package's metrics give the same text
+the same score only within 1e-6 whatever the batching (a micro-batch pads its texts to
+its longest one, and the matrix products round differently), so a smaller difference
+says nothing about the systems; left in, it made two runs of one system differ
+"significantly". Pass ``tie_tolerance=0.0`` to compare scores exactly.
 """
 
 from __future__ import annotations
@@ -22,6 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as scipy_stats
+
+#: Per-item score differences no larger than this are ties (see the module docstring).
+TIE_TOLERANCE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -127,6 +137,16 @@ def _paired_arrays(
     return a, b
 
 
+def _differences(a: np.ndarray, b: np.ndarray, tie_tolerance: float) -> np.ndarray:
+    """``a - b``, with the differences no larger than ``tie_tolerance`` set to 0."""
+    if not math.isfinite(tie_tolerance) or tie_tolerance < 0:
+        raise ValueError(
+            f"Expected `tie_tolerance` to be a finite number >= 0, got {tie_tolerance!r}."
+        )
+    differences = a - b
+    return np.where(np.abs(differences) <= tie_tolerance, 0.0, differences)
+
+
 def _check_resamples(resamples: int) -> None:
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise ValueError(f"Expected `resamples` to be a positive integer, got {resamples!r}.")
@@ -164,8 +184,11 @@ def paired_bootstrap(
     *,
     resamples: int = 1000,
     seed: int = 0,
+    tie_tolerance: float = TIE_TOLERANCE,
 ) -> BootstrapResult:
     """Paired bootstrap resampling: how often each system wins on resampled item sets.
+
+    Items whose scores differ by at most ``tie_tolerance`` count as ties.
 
     Example:
         >>> result = paired_bootstrap([0.9, 0.8, 0.7, 0.9], [0.5, 0.4, 0.6, 0.5], resamples=100)
@@ -176,7 +199,7 @@ def paired_bootstrap(
     a, b = _paired_arrays(scores_a, scores_b)
     rng = np.random.default_rng(seed)
     indices = rng.integers(0, a.size, size=(resamples, a.size))
-    differences = (a - b)[indices].mean(axis=1)
+    differences = _differences(a, b, tie_tolerance)[indices].mean(axis=1)
     wins_a = int((differences > 0).sum())
     wins_b = int((differences < 0).sum())
     ties = resamples - wins_a - wins_b
@@ -184,8 +207,15 @@ def paired_bootstrap(
     return BootstrapResult(wins_a, wins_b, ties, resamples, min(1.0, 2.0 * losing_share))
 
 
-def paired_t_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> TTestResult:
+def paired_t_test(
+    scores_a: Sequence[float],
+    scores_b: Sequence[float],
+    *,
+    tie_tolerance: float = TIE_TOLERANCE,
+) -> TTestResult:
     """Two-sided paired t-test of ``scores_a - scores_b``.
+
+    Differences of at most ``tie_tolerance`` count as 0.
 
     Example:
         >>> result = paired_t_test([0.9, 0.8, 0.7, 0.9], [0.5, 0.4, 0.6, 0.5])
@@ -193,7 +223,7 @@ def paired_t_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> TTest
         (True, True)
     """
     a, b = _paired_arrays(scores_a, scores_b)
-    differences = a - b
+    differences = _differences(a, b, tie_tolerance)
     if np.all(differences == 0):
         return TTestResult(statistic=0.0, p_value=1.0)
     if a.size < 2:
@@ -204,8 +234,9 @@ def paired_t_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> TTest
     if np.ptp(differences) <= rounding:
         # The limit as the variance goes to 0, and scipy's answer (computed here so as
         # not to pass on its precision-loss warning). A clean sweep is significant.
-        return TTestResult(statistic=math.copysign(math.inf, differences[0]), p_value=0.0)
-    statistic, p_value = scipy_stats.ttest_rel(a, b)
+        return TTestResult(math.copysign(math.inf, differences.mean()), p_value=0.0)
+    # ttest_rel(a, b) is this test of a - b; the differences here have the ties zeroed.
+    statistic, p_value = scipy_stats.ttest_1samp(differences, 0.0)
     return TTestResult(float(statistic), float(p_value))
 
 
@@ -218,8 +249,12 @@ def compare_systems(
     alpha: float = 0.05,
     resamples: int = 1000,
     seed: int = 0,
+    tie_tolerance: float = TIE_TOLERANCE,
 ) -> Comparison:
     """Compare two systems scored on the same items: winner and significance.
+
+    Two means no further apart than ``tie_tolerance`` are a tie (no winner), and items
+    whose scores differ by at most that much count as ties in both tests.
 
     Example:
         >>> comparison = compare_systems(
@@ -231,10 +266,13 @@ def compare_systems(
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"Expected `alpha` between 0 and 1, got {alpha}.")
     a, b = _paired_arrays(scores_a, scores_b)
-    t_test = paired_t_test(a, b)
-    bootstrap = paired_bootstrap(a, b, resamples=resamples, seed=seed)
+    t_test = paired_t_test(a, b, tie_tolerance=tie_tolerance)
+    bootstrap = paired_bootstrap(a, b, resamples=resamples, seed=seed, tie_tolerance=tie_tolerance)
     mean_a, mean_b = float(a.mean()), float(b.mean())
-    winner = name_a if mean_a > mean_b else name_b if mean_b > mean_a else None
+    if abs(mean_a - mean_b) <= tie_tolerance:
+        winner = None
+    else:
+        winner = name_a if mean_a > mean_b else name_b
     significant = bool(winner is not None and t_test.p_value < alpha)
     return Comparison(
         name_a=name_a,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from opik_semantic_metrics.compare.correlation import Correlation
 from opik_semantic_metrics.compare.experiments import MetricSummary
-from opik_semantic_metrics.compare.stats import Comparison
+from opik_semantic_metrics.compare.stats import BootstrapResult, Comparison
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class Table:
 
 def _is_number(cell: str) -> bool:
     try:
-        float(cell.rstrip("*"))
+        float(cell.removeprefix("<").rstrip("*"))  # "<0.002": a bound, still a number
     except ValueError:
         return False
     return True
@@ -106,28 +106,41 @@ def _p_value(value: float) -> str:
     return f"{value:.1e}" if 0 < value < 1e-4 else f"{value:.4f}"
 
 
+def _bootstrap_p_value(bootstrap: BootstrapResult) -> str:
+    # No resample against the winner: p is below the least non-zero value these
+    # resamples can give (2 / resamples), not 0.
+    if bootstrap.p_value == 0:
+        return f"<{2 / bootstrap.resamples:.2g}"
+    return _p_value(bootstrap.p_value)
+
+
 def summary_table(summaries: Sequence[MetricSummary]) -> Table:
     """One row per metric and experiment: mean, bootstrap interval and rank.
+
+    ``items`` counts the items compared (scored in every experiment), ``excluded`` the
+    items some experiment ran on but not every one scored (failed scores): they are in
+    no mean of that metric.
 
     Example:
         >>> from opik_semantic_metrics.compare.experiments import ExperimentScores, summarize
         >>> a = ExperimentScores("a", ("1", "2"), {"f1": {"1": 0.9, "2": 0.7}}, {})
         >>> b = ExperimentScores("b", ("1", "2"), {"f1": {"1": 0.5, "2": 0.6}}, {})
         >>> print(summary_table(summarize([a, b], resamples=100)).to_text())
-        metric  system  items    mean  95% low  95% high  rank
-        ------  ------  -----  ------  -------  --------  ----
-        f1      a           2  0.8000   0.7000    0.9000     1
-        f1      b           2  0.5500   0.5000    0.6000     2
+        metric  system  items  excluded    mean  95% low  95% high  rank
+        ------  ------  -----  --------  ------  -------  --------  ----
+        f1      a           2         0  0.8000   0.7000    0.9000     1
+        f1      b           2         0  0.5500   0.5000    0.6000     2
     """
     rows = []
     for summary in summaries:
-        ranks = {name: rank for rank, name in enumerate(summary.ranking, start=1)}
+        ranks = summary.ranks
         for name, interval in summary.intervals.items():
             rows.append(
                 (
                     summary.metric,
                     name,
                     str(summary.items),
+                    str(summary.excluded),
                     _number(interval.mean),
                     _number(interval.low),
                     _number(interval.high),
@@ -138,7 +151,16 @@ def summary_table(summaries: Sequence[MetricSummary]) -> Table:
         raise ValueError("Expected at least one metric summary.")
     confidence = f"{next(iter(summaries[0].intervals.values())).confidence:.0%}"
     return Table(
-        ("metric", "system", "items", "mean", f"{confidence} low", f"{confidence} high", "rank"),
+        (
+            "metric",
+            "system",
+            "items",
+            "excluded",
+            "mean",
+            f"{confidence} low",
+            f"{confidence} high",
+            "rank",
+        ),
         tuple(rows),
     )
 
@@ -156,7 +178,7 @@ def pairwise_table(comparisons: Sequence[tuple[str, Comparison]]) -> Table:
         >>> print(pairwise_table([("f1", comparison)]).to_text())
         metric  A     B    mean A  mean B   A - B  t-test p  bootstrap p  winner  significant
         ------  ----  ---  ------  ------  ------  --------  -----------  ------  -----------
-        f1      bart  pgn  0.8250  0.5000  0.3250    0.0227       0.0000  bart    yes
+        f1      bart  pgn  0.8250  0.5000  0.3250    0.0227        <0.02  bart    yes
     """
     rows = tuple(
         (
@@ -167,7 +189,7 @@ def pairwise_table(comparisons: Sequence[tuple[str, Comparison]]) -> Table:
             _number(c.mean_b),
             _number(c.difference),
             _p_value(c.t_test.p_value),
-            _p_value(c.bootstrap.p_value),
+            _bootstrap_p_value(c.bootstrap),
             c.winner or "tie",
             "yes" if c.significant else "no",
         )
