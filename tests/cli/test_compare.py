@@ -64,6 +64,15 @@ def test_text_comparison_gives_tables_and_a_verdict(capsys, result_files):
     assert "on recall" in last
 
 
+def test_a_system_against_its_rerun_within_batching_noise_is_a_tie(capsys, tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("0.5\n0.7\n0.6\n0.65\n")
+    b.write_text("0.5000002\n0.7000003\n0.6000001\n0.6500002\n")
+    assert main(["compare", str(a), str(b)]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last == "A tie: the means 0.6125000 and 0.6125002 are within 1e-06 of each other."
+
+
 def test_plain_number_files(capsys, tmp_path):
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text("0.5\n0.7\n0.6\n0.65\n")

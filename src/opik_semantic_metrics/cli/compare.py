@@ -16,7 +16,7 @@ from typing import Any
 
 from opik_semantic_metrics.cli.common import CliError, json_text, read_lines
 from opik_semantic_metrics.compare.experiments import MetricSummary
-from opik_semantic_metrics.compare.stats import bootstrap_interval, compare_systems
+from opik_semantic_metrics.compare.stats import TIE_TOLERANCE, bootstrap_interval, compare_systems
 from opik_semantic_metrics.report.tables import summaries_pairwise_table, summary_table
 
 #: Score keys tried, in order, when --score is not given.
@@ -136,7 +136,10 @@ def run(args: argparse.Namespace) -> int:
     print(summaries_pairwise_table([summary]).to_text())
     verdict = "significantly" if comparison.significant else "not significantly"
     if comparison.winner is None:
-        print(f"\nNo difference: both systems have the mean {comparison.mean_a:.6f}.")
+        print(
+            f"\nA tie: the means {comparison.mean_a:.7f} and {comparison.mean_b:.7f} are "
+            f"within {TIE_TOLERANCE:g} of each other."
+        )
     else:
         loser = name_b if comparison.winner == name_a else name_a
         print(
