@@ -16,7 +16,8 @@ report.
 
     python examples/captioning/captioning.py [--model DIR_OR_HUB_ID] [--items items.jsonl]
 
-``--items`` takes JSON lines ``{"image": "<path or URL>", "reference": ["caption", ...]}``.
+``--items`` takes JSON lines ``{"image": "<path or URL>", "reference": ["caption", ...]}``
+(or ``"reference": "caption"`` for one caption).
 Images are read from local paths or downloaded (requests + pillow). The BLIP weights
 come from the Hub (or its cache, or a local directory): this example needs network
 access or a downloaded model; ``colab.ipynb`` runs it on Colab.
@@ -145,10 +146,16 @@ def caption_metrics(
     track: bool,
     device: str | None = None,
 ) -> list[base_metric.BaseMetric]:
-    """BERTScore and SemanticMatch, the latter fitted on every reference caption of ``items``."""
+    """BERTScore and SemanticMatch, the latter fitted on every reference caption of ``items``
+    (an item's ``reference``: a list of captions, or one caption as a string)."""
     semantic_match = BestReferenceSemanticMatch(model=model, device=device, track=track)
-    semantic_match.fit([caption for item in items for caption in item["reference"]])
+    semantic_match.fit([caption for item in items for caption in _captions(item["reference"])])
     return [BERTScore(model=model, device=device, track=track), semantic_match]
+
+
+def _captions(reference: str | Sequence[str]) -> list[str]:
+    # A string is one caption, not a list of characters to fit on.
+    return [reference] if isinstance(reference, str) else list(reference)
 
 
 def load_image(source: str) -> Image.Image:
