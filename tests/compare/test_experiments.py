@@ -299,7 +299,7 @@ def test_opik_server_configured_reads_the_config_file(monkeypatch, tmp_path):
 @pytest.mark.parametrize("online", [False, True])
 def test_runner_rejects_a_field_named_id(online):
     items = [{"id": "q1", "reference": "4"}]
-    with pytest.raises(ValueError, match="Item 0 has a field named 'id'.*'item_id'"):
+    with pytest.raises(ValueError, match=r"Item 0 has a field named 'id'.*'item_id'"):
         ExperimentRunner(items, "demo", key_field="id", online=online)
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import textwrap
 import threading
 
 import pytest
 import torch
 
+from opik_semantic_metrics.batching.cache import EmbeddingCache
+from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.errors import ModelUnavailableError
 from opik_semantic_metrics.models.loading import (
     load_encoder,
@@ -14,6 +18,7 @@ from opik_semantic_metrics.models.loading import (
     resolve_dtype,
     resolve_model_source,
 )
+from tiny_models import build_tiny_bert
 
 
 @pytest.mark.parametrize("alias", ["all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"])
@@ -90,9 +95,47 @@ def test_devices_are_checked_when_the_metric_is_made():
             resolve_device("cuda:0")
 
 
+def test_one_device_has_one_spelling_and_one_model_copy():
+    assert resolve_device("cpu:0") == resolve_device(torch.device("cpu")) == torch.device("cpu")
+    encoder = load_encoder("all-MiniLM-L6-v2", device="cpu:0")
+    assert encoder is load_encoder("all-MiniLM-L6-v2", device="cpu")
+
+
+def test_trusted_remote_code_gets_its_own_cache_entries(tmp_path):
+    """One directory, two models: transformers' BERT, and trusted, the directory's own
+    class (here one that changes the hidden states). A shared cache must not mix them."""
+    model_dir = build_tiny_bert(tmp_path / "custom")
+    (model_dir / "custom_bert.py").write_text(
+        textwrap.dedent(
+            """
+            from transformers import BertModel
+
+            class ShiftedBert(BertModel):
+                def forward(self, *args, **kwargs):
+                    output = super().forward(*args, **kwargs)
+                    output.last_hidden_state.mul_(-1.0).add_(1.0)
+                    return output
+            """
+        )
+    )
+    config = json.loads((model_dir / "config.json").read_text())
+    config["auto_map"] = {"AutoModel": "custom_bert.ShiftedBert"}
+    (model_dir / "config.json").write_text(json.dumps(config))
+    pair = (["The cat sits on the mat."], ["A dog runs in the snow."])
+    shared = EmbeddingCache()
+    plain = BERTScoreEngine(str(model_dir), device="cpu", cache=shared)
+    trusted = BERTScoreEngine(str(model_dir), device="cpu", cache=shared, trust_remote_code=True)
+    assert type(trusted.encoder.model).__name__ == "ShiftedBert"
+    alone = BERTScoreEngine(
+        str(model_dir), device="cpu", cache=EmbeddingCache(), trust_remote_code=True
+    )
+    plain.score(*pair)  # fills the shared cache with the plain model's embeddings
+    assert trusted.score(*pair)[0].f1 == alone.score(*pair)[0].f1
+    assert plain.score(*pair)[0].f1 != alone.score(*pair)[0].f1
+
+
 def test_remote_code_is_refused_unless_asked(tmp_path, minilm_path):
     # A model whose config asks for code from its repository must not run that code.
-    import json
     import shutil
 
     model_dir = tmp_path / "remote"

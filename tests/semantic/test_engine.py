@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 import torch
 
+from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.semantic.cleaning import clean_text
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
+from tiny_models import build_tiny_gpt2
 
 UNRELATED = [
     ("Heart attack", "The train leaves at noon."),
@@ -304,3 +306,43 @@ def test_embeddings_are_unit_length(engine):
     [encoding] = engine.encode(["Heart attack and stroke"])
     assert float(encoding.sentence.norm()) == pytest.approx(1.0, abs=1e-6)
     assert torch.allclose(encoding.piece_vectors.norm(dim=1), torch.ones(4), atol=1e-6)
+
+
+def _left_padding_last_token_model(directory):
+    """A tiny GPT-2 as decoder embedding models ship it: a tokenizer that pads on the
+    left, and last-token pooling."""
+    build_tiny_gpt2(directory)
+    config_path = directory / "tokenizer_config.json"
+    config = json.loads(config_path.read_text())
+    config_path.write_text(json.dumps({**config, "padding_side": "left"}))
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {
+            "idx": 1,
+            "name": "1",
+            "path": "1_Pooling",
+            "type": "sentence_transformers.models.Pooling",
+        },
+    ]
+    (directory / "modules.json").write_text(json.dumps(modules))
+    (directory / "1_Pooling").mkdir()
+    pooling = {"word_embedding_dimension": 32, "pooling_mode_lasttoken": True}
+    (directory / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    return directory
+
+
+def test_a_left_padding_tokenizer_gives_the_same_embeddings_in_any_batch(tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    directory = _left_padding_last_token_model(tmp_path / "left-padding")
+    texts = ["The cat sits on the mat.", "The cat sits on the mat, and the dog runs."]
+    oracle = SentenceTransformer(str(directory), device="cpu")
+    assert oracle.tokenizer.padding_side == "left"
+    # One text a call: no padding, so no doubt about sentence-transformers' answer.
+    expected = [
+        oracle.encode(text, convert_to_tensor=True, normalize_embeddings=True) for text in texts
+    ]
+    engine = SemanticMatchEngine(str(directory), device="cpu", cache=EmbeddingCache(0))
+    together = engine.encode(texts)  # one forward pass: the first text is padded
+    for encoding, sentence in zip(together, expected, strict=True):
+        assert torch.allclose(encoding.sentence, sentence, atol=1e-6)

@@ -113,12 +113,15 @@ def resolve_model_source(model: str) -> ModelSource:
 def resolve_device(device: str | torch.device | None) -> torch.device:
     """``None`` picks CUDA when available, else the CPU; anything else is checked.
 
+    One device has one spelling here ("cpu:0" is "cpu", "cuda" is "cuda:N" for the
+    current GPU N), so that it gets one model copy and one cache namespace.
+
     Raises:
         ValueError: Not a device PyTorch knows, or CUDA asked for where there is none
             (checked here, so that a metric fails when it is made, not on every item).
     """
     if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        device = "cuda" if torch.cuda.is_available() else "cpu"
     try:
         resolved = torch.device(device)
     except (RuntimeError, TypeError) as error:
@@ -131,6 +134,10 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
             f"`device` is {device!r}, but this PyTorch build sees no CUDA GPU "
             f"(torch {torch.__version__}); use device='cpu' or None."
         )
+    if resolved.type == "cpu":
+        return torch.device("cpu")
+    if resolved.type == "cuda" and resolved.index is None:
+        return torch.device("cuda", torch.cuda.current_device())
     return resolved
 
 
@@ -317,6 +324,7 @@ class LoadedEncoder:
     model: torch.nn.Module
     max_length: int
     use_fast_tokenizer: bool
+    trust_remote_code: bool
     truncated_model: bool
     packed_linear_layers: int
     unpadded: UnpaddedEncoder | None
@@ -325,10 +333,19 @@ class LoadedEncoder:
     tokenizer_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
-    def cache_key(self) -> tuple[str, int, str, str, bool]:
-        """Everything this encoder's outputs depend on, for embedding-cache namespaces."""
+    def cache_key(self) -> tuple[str, int, str, str, bool, bool]:
+        """Everything this encoder's outputs depend on, for embedding-cache namespaces
+        (``trust_remote_code`` too: one directory can hold a model that transformers
+        loads as its own class and, trusted, as the directory's custom class)."""
         device, dtype = str(self.device), str(self.dtype)
-        return (self.location, self.layer, device, dtype, self.use_fast_tokenizer)
+        return (
+            self.location,
+            self.layer,
+            device,
+            dtype,
+            self.use_fast_tokenizer,
+            self.trust_remote_code,
+        )
 
     def hidden_states(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """Hidden states of :attr:`layer`, shape ``(batch, length, width)``.
@@ -425,6 +442,9 @@ def _load(
         model = AutoModel.from_pretrained(source.location, trust_remote_code=trust_remote_code)
     except (OSError, ValueError) as error:
         raise _unavailable(source, error) from error
+    # Every engine reads a text's tokens as the first positions of its row; decoder
+    # embedding models (Qwen3-Embedding, ...) ship tokenizers that pad on the left.
+    tokenizer.padding_side = "right"
     # Sequence-to-sequence models (BART, T5, ...) are read on their encoder, as bert_score does.
     if hasattr(model, "encoder") and hasattr(model, "decoder"):
         model = model.encoder
@@ -445,6 +465,7 @@ def _load(
         model=model,
         max_length=int(max_length),
         use_fast_tokenizer=use_fast_tokenizer,
+        trust_remote_code=trust_remote_code,
         truncated_model=truncated,
         packed_linear_layers=packed,
         unpadded=prepare_unpadded(model) if truncated else None,
