@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import multiprocessing
+import subprocess
+import sys
+import textwrap
 import threading
 
 import pytest
@@ -86,3 +89,36 @@ def test_a_forked_child_still_runs_batches_on_single_threaded_workers():
     assert [total for total, _, _ in results] == [3, 3, 9]
     assert all(name.startswith("opik-semantic-metrics-cpu") for _, name, _ in results)
     assert {threads for _, _, threads in results} == {1}
+
+
+@needs_workers
+def test_batches_still_run_while_python_shuts_down():
+    # atexit handlers run after Python's thread shutdown, when the pool takes no more work;
+    # so do threads still scoring after the main thread has ended.
+    program = textwrap.dedent(
+        """
+        import atexit, threading, time
+        import torch
+        from opik_semantic_metrics.batching.cpu_parallel import map_batches
+
+        CPU = torch.device("cpu")
+
+        def total(batch):
+            return sum(batch)
+
+        map_batches(total, [[1], [2]], CPU)  # the pool exists
+        atexit.register(lambda: print("atexit", map_batches(total, [[1, 2], [3]], CPU)))
+
+        def late():
+            threading.main_thread().join()
+            time.sleep(0.5)
+            print("late thread", map_batches(total, [[4], [5, 6]], CPU))
+
+        threading.Thread(target=late).start()
+        """
+    )
+    finished = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert sorted(finished.stdout.splitlines()) == ["atexit [3, 3]", "late thread [4, 11]"]

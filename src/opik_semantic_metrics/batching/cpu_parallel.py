@@ -114,9 +114,16 @@ def map_batches(
         [3, 7, 5]
     """
     workers = _workers() if device.type == "cpu" and len(batches) > 1 else None
-    if workers is None:
-        return [function(batch) for batch in batches]
-    return list(workers.map(function, batches))
+    if workers is not None:
+        try:
+            futures = [workers.submit(function, batch) for batch in batches]
+        except RuntimeError:
+            # Python is shutting down (the main thread has ended while others still
+            # score, or an atexit handler scores): the pool takes no more work.
+            pass
+        else:
+            return [future.result() for future in futures]
+    return [function(batch) for batch in batches]
 
 
 def map_longest_first(
