@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -109,10 +110,10 @@ def test_concurrent_batches_run_on_one_worker_thread_not_the_callers():
 
     with ThreadPoolExecutor(8) as pool:
         assert list(pool.map(submit, range(64))) == list(range(64))
-    # Only a first item, arriving while nothing ran, may have been run by its caller.
-    assert not {thread for thread, _size in batches[1:]} & callers
-    assert len({thread for thread, _size in batches[1:]}) == 1
-    assert max(size for _thread, size in batches) > 1
+    # An item arriving while nothing runs and nothing waits is run by its caller (a lone
+    # caller); every coalesced batch runs on the one worker.
+    coalesced = {thread for thread, size in batches if size > 1}
+    assert len(coalesced) == 1 and not coalesced & callers
 
 
 def test_an_idle_worker_ends_and_the_next_queued_item_starts_another():
@@ -206,6 +207,63 @@ def test_a_failing_worker_setup_fails_the_queued_items_instead_of_hanging_them()
     release.set()
     callers[0].join(timeout=5.0)
     assert outcomes == {0: 0, 1: "no thread pool", 2: "no thread pool", 3: "no thread pool"}
+    assert batcher._workers == [] and batcher._queue == []
+
+
+class _Teardown(BaseException):
+    """What tears a thread down (as SystemExit or KeyboardInterrupt would), not an error."""
+
+
+def _wait_until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 5.0
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_worker_torn_down_mid_batch_answers_every_caller_and_every_queued_item():
+    hold, all_queued, late_queued = threading.Event(), threading.Event(), threading.Event()
+
+    def process(items: list[int]) -> list[int]:
+        if items == [99]:
+            hold.wait(5.0)  # a lone caller keeps the batcher busy: the others queue
+        if len(items) > 1:
+            raise ValueError("batch failed")  # rerun one item at a time
+        if items == [1]:
+            late_queued.wait(5.0)
+            raise _Teardown("worker torn down")
+        return [item * 10 for item in items]
+
+    batcher = MicroBatcher(process, max_batch_size=4, worker_setup=lambda: all_queued.wait(5.0))
+    outcomes: dict[int, int | str] = {}
+
+    def outcome(item: int) -> None:
+        try:
+            outcomes[item] = batcher.submit(item)
+        except _Teardown as error:
+            outcomes[item] = str(error)
+
+    def start(items: list[int]) -> list[threading.Thread]:
+        threads = [threading.Thread(target=outcome, args=(i,), daemon=True) for i in items]
+        for thread in threads:
+            thread.start()
+        return threads
+
+    callers = start([99])
+    _wait_until(lambda: batcher._running == 1)
+    callers += start([0, 1, 2, 3])
+    _wait_until(lambda: len(batcher._queue) == 4)
+    all_queued.set()
+    hold.set()
+    _wait_until(lambda: not batcher._queue)  # the worker took the four
+    [worker] = batcher._workers
+    callers += start([7, 8])
+    _wait_until(lambda: len(batcher._queue) == 2)
+    late_queued.set()
+    for thread in [*callers, worker]:  # the worker's end is reported within this test
+        thread.join(timeout=5.0)
+    torn = "worker torn down"
+    assert outcomes == {99: 990, 0: 0, 1: torn, 2: torn, 3: torn, 7: torn, 8: torn}
     assert batcher._workers == [] and batcher._queue == []
 
 

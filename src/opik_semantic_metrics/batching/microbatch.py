@@ -59,13 +59,17 @@ ResultT = TypeVar("ResultT")
 class _Request(Generic[ItemT, ResultT]):
     """One caller's item, and its result or exception once the batch has run."""
 
-    __slots__ = ("error", "finished", "item", "result")
+    __slots__ = ("answered", "error", "finished", "item", "result")
 
     def __init__(self, item: ItemT) -> None:
         self.item = item
         self.finished = threading.Event()
         self.result: ResultT | None = None
         self.error: BaseException | None = None
+        self.answered = False  # a result or an error was given
+
+    def answer(self, result: ResultT | None = None, error: BaseException | None = None) -> None:
+        self.result, self.error, self.answered = result, error, True
 
 
 class MicroBatcher(Generic[ItemT, ResultT]):
@@ -168,10 +172,16 @@ class MicroBatcher(Generic[ItemT, ResultT]):
             batch = self._next_batch()
             if batch is None:
                 return
-            self._run_and_release(batch)
+            try:
+                self._run_and_release(batch)
+            except BaseException as error:
+                # The worker is being torn down (SystemExit, KeyboardInterrupt...): the
+                # other workers, or none left, answer the items queued meanwhile.
+                self._retire_failed_worker(error)
+                raise
 
     def _retire_failed_worker(self, error: BaseException) -> None:
-        """Remove a worker whose setup raised; if no worker is left to run the queue,
+        """Remove a worker whose setup or batch raised; if no worker is left to run the queue,
         fail every queued item with ``error`` rather than leave its caller waiting."""
         with self._condition:
             self._workers.remove(threading.current_thread())
@@ -180,7 +190,7 @@ class MicroBatcher(Generic[ItemT, ResultT]):
                 return
             stranded, self._queue = self._queue, []
         for request in stranded:
-            request.error = error
+            request.answer(error=error)
             request.finished.set()
 
     def _next_batch(self) -> list[_Request[ItemT, ResultT]] | None:
@@ -219,6 +229,13 @@ class MicroBatcher(Generic[ItemT, ResultT]):
         """Run a taken batch, then wake its callers and count it as done."""
         try:
             self._run(batch)
+        except BaseException as error:
+            # Not an item's fault (the thread is being torn down): every caller of the
+            # batch not yet answered hears of it, even mid-way through the one-by-one rerun.
+            for request in batch:
+                if not request.answered:
+                    request.answer(error=error)
+            raise
         finally:
             for request in batch:
                 request.finished.set()
@@ -235,15 +252,10 @@ class MicroBatcher(Generic[ItemT, ResultT]):
                 )
         except Exception as error:
             if len(batch) == 1:
-                batch[0].error = error
+                batch[0].answer(error=error)
             else:
                 for request in batch:
                     self._run([request])
             return
-        except BaseException as error:
-            # Not the item's fault (the worker is being torn down): every caller hears of it.
-            for request in batch:
-                request.error = error
-            raise
         for request, result in zip(batch, results, strict=True):
-            request.result = result
+            request.answer(result)
