@@ -7,9 +7,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import torch
 
-from opik_semantic_metrics.batching.cache import EmbeddingCache, size_in_bytes
+from opik_semantic_metrics.batching.cache import EmbeddingCache, entry_size, size_in_bytes
 
-FOUR_FLOATS = 4 * 4  # bytes of one cached value below
+#: What the cache counts for an entry below: a one-letter text and four floats.
+ENTRY = entry_size("a", torch.zeros(4))
 
 
 class Encoder:
@@ -42,11 +43,11 @@ def test_namespaces_and_near_identical_texts_never_collide():
 
 
 def test_least_recently_used_entries_go_first_when_over_the_bound():
-    cache, encode = EmbeddingCache(max_bytes=3 * FOUR_FLOATS), Encoder()
+    cache, encode = EmbeddingCache(max_bytes=3 * ENTRY), Encoder()
     cache.get_or_compute("ns", ["a", "b", "c"], encode)
     cache.get_or_compute("ns", ["a"], encode)  # "a" is now the most recent
     cache.get_or_compute("ns", ["d"], encode)  # evicts "b"
-    assert cache.bytes_used == 3 * FOUR_FLOATS and len(cache) == 3
+    assert cache.bytes_used == 3 * ENTRY and len(cache) == 3
     cache.get_or_compute("ns", ["a", "c", "d", "b"], encode)
     assert encode.calls[-1] == ["b"]
 
@@ -69,7 +70,20 @@ def test_concurrent_readers_get_correct_values():
         assert [value[0].item() for value in values] == list(range(1, 50))
 
 
-def test_size_counts_tensors_inside_containers():
-    assert size_in_bytes((torch.zeros(4), [torch.zeros(2, dtype=torch.float64)])) == 16 + 16
+def test_size_counts_tensors_inside_containers_and_more_than_their_data():
+    four, two = torch.zeros(4), torch.zeros(2, dtype=torch.float64)
+    assert size_in_bytes(four) > 16 and size_in_bytes(four) - size_in_bytes(two) == 0
+    nested = size_in_bytes((four, [two]))
+    assert nested > size_in_bytes(four) + size_in_bytes(two)  # the tuple and the list too
+    # A token-id tuple grows with its ids, though they are not tensors.
+    assert size_in_bytes((four, tuple(range(2000, 2100)))) > size_in_bytes((four, (2000,)))
     with pytest.raises(ValueError):
         EmbeddingCache(max_bytes=-1)
+
+
+def test_an_entry_counts_its_text():
+    value = torch.zeros(4)
+    assert entry_size("a" * 1001, value) - entry_size("a", value) == 1000
+    cache = EmbeddingCache()
+    cache.get_or_compute("ns", ["a" * 1001], lambda texts: [value] * len(texts))
+    assert cache.bytes_used == entry_size("a" * 1001, value)

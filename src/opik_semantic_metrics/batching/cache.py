@@ -7,11 +7,16 @@ exact ``(namespace, text)``: the namespace names everything the embedding depend
 (model location, layer, device, dtype, what is stored), the text is the text itself,
 never a hash or a truncated form of it, so a hit is always a true hit.
 
-The cache is bounded in bytes and forgets the least recently used entries first.
+The cache is bounded in bytes and forgets the least recently used entries first. An
+entry counts what it holds in memory: its tensors' data, and the Python and PyTorch
+objects around them, its text and the cache's own bookkeeping, which for a sentence
+vector weigh as much as the data (``benchmarks/cache_memory.py`` measures the process's
+memory against the bound).
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
@@ -26,26 +31,42 @@ _SCALARS = (int, float, str, bool)
 #: Default bound of the process-wide cache.
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 
+# Bytes held besides tensor data, measured with this package's cached values (CPython
+# 3.11, PyTorch 2.13, x86-64): a tensor's Python object, TensorImpl and storage; a tuple
+# or dataclass instance; one int of a token-id tuple (the int and its pointer); an
+# entry's key tuple and LRU node. Its text counts as sys.getsizeof says.
+_TENSOR_OVERHEAD = 512
+_CONTAINER_OVERHEAD = 64
+_SCALAR_SIZE = 36
+_ENTRY_OVERHEAD = 200
+
 
 def size_in_bytes(value: Any) -> int:
-    """Bytes held by a tensor, or by the tensors in a tuple, list or dataclass."""
+    """Bytes held by a tensor, or by a tuple, list or dataclass of tensors and scalars:
+    tensor data plus the objects around it (an estimate, measured for CPython)."""
     if isinstance(value, torch.Tensor):
-        return value.element_size() * value.nelement()
+        return value.element_size() * value.nelement() + _TENSOR_OVERHEAD
     if isinstance(value, (tuple, list)):
-        # Token-id tuples hold one int a token: skip them rather than recurse into each.
-        return sum(size_in_bytes(part) for part in value if not isinstance(part, _SCALARS))
+        return _CONTAINER_OVERHEAD + sum(
+            _SCALAR_SIZE if isinstance(part, _SCALARS) else size_in_bytes(part) for part in value
+        )
     fields = getattr(value, "__dataclass_fields__", None)
     if fields is not None:
-        return sum(size_in_bytes(getattr(value, name)) for name in fields)
+        return _CONTAINER_OVERHEAD + sum(size_in_bytes(getattr(value, name)) for name in fields)
     return 0
+
+
+def entry_size(text: str, value: Any) -> int:
+    """Bytes a cache entry holds: its value, its text and the cache's bookkeeping."""
+    return size_in_bytes(value) + sys.getsizeof(text) + _ENTRY_OVERHEAD
 
 
 class EmbeddingCache:
     """Least-recently-used cache of per-text values, bounded in bytes.
 
     Args:
-        max_bytes: Largest total size of the cached values (see :func:`size_in_bytes`);
-            0 disables caching.
+        max_bytes: Largest total size of the entries (see :func:`entry_size`); 0
+            disables caching.
 
     Example:
         >>> cache = EmbeddingCache()
@@ -71,7 +92,7 @@ class EmbeddingCache:
 
     @property
     def bytes_used(self) -> int:
-        """Total size of the cached values."""
+        """Total size of the entries (see :func:`entry_size`)."""
         return self._bytes
 
     def __len__(self) -> int:
@@ -136,7 +157,7 @@ class EmbeddingCache:
         with self._lock:
             self.misses += len(texts)
             for text, value in zip(texts, values, strict=True):
-                size = size_in_bytes(value)
+                size = entry_size(text, value)
                 if size > self.max_bytes:
                     continue
                 previous = self._entries.pop((namespace, text), None)

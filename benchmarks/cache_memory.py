@@ -1,0 +1,89 @@
+"""Does the embedding cache's byte bound hold for the memory the process really uses?
+
+Fills an :class:`~opik_semantic_metrics.batching.cache.EmbeddingCache` bounded at
+``--bound-mib`` with twice as many entries as fit, of each kind of value the package
+caches (made of random tensors of the real shapes, not by a model, so that only the
+cache's memory is measured), and prints the growth of the process's resident memory
+against the bound. Each kind runs in its own process.
+
+    python benchmarks/cache_memory.py [--bound-mib 64]
+
+Kinds: ``bertscore`` (token ids and a (14, 384) matrix: a caption on MiniLM),
+``semantic`` (SemanticMatch: a sentence vector, 12 word-piece ids and vectors),
+``comet`` (a pooled (384,) sentence vector, the smallest value: the objects around
+its data weigh most), each with 50-character and 2,000-character texts as keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import subprocess
+import sys
+
+import torch
+
+from opik_semantic_metrics.batching.cache import EmbeddingCache
+from opik_semantic_metrics.bertscore.tokenize import EncodedText
+from opik_semantic_metrics.comet.models import SentenceEmbedding
+from opik_semantic_metrics.semantic.engine import TextEncoding
+
+KINDS = ("bertscore", "semantic", "comet")
+TEXT_LENGTHS = (50, 2000)
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _value(kind: str, index: int) -> object:
+    first_id = 1000 + index % 500  # ids above 256: ints Python does not share
+    if kind == "bertscore":
+        ids = tuple(range(first_id, first_id + 14))
+        return (EncodedText(ids, truncated=False, empty=False), torch.randn(14, 384))
+    if kind == "semantic":
+        ids = tuple(range(first_id, first_id + 12))
+        return TextEncoding(torch.randn(384), ids, torch.randn(12, 384), truncated=False)
+    return SentenceEmbedding(torch.randn(384), truncated=False)
+
+
+def measure(kind: str, text_length: int, bound: int) -> None:
+    """Print one line: entries kept, bytes counted and resident memory grown."""
+    cache = EmbeddingCache(max_bytes=bound)
+    gc.collect()
+    before = _rss()
+    index = 0
+    # Until the cache is full and has forgotten as many entries as it keeps.
+    while len(cache) == cache.misses or cache.misses < 2 * len(cache):
+        texts = [f"{i:09d}".ljust(text_length, "x") for i in range(index, index + 100)]
+        cache.get_or_compute((kind,), texts, lambda t: [_value(kind, i) for i in range(len(t))])
+        index += 100
+    gc.collect()
+    grown = _rss() - before
+    print(
+        f"{kind:<10} {text_length:>6} {len(cache):>8} {cache.misses:>8} "
+        f"{cache.bytes_used / 2**20:>10.1f} {grown / 2**20:>10.1f} {grown / bound:>8.2f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bound-mib", type=int, default=64)
+    parser.add_argument("--one", nargs=2, metavar=("KIND", "TEXT_LENGTH"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    bound = args.bound_mib * 2**20
+    if args.one:
+        measure(args.one[0], int(args.one[1]), bound)
+        return
+    print(f"bound {args.bound_mib} MiB; each line in a fresh process")
+    print("kind         text  entries   stored  MiB counted  MiB RSS+  RSS/bound")
+    for kind in KINDS:
+        for length in TEXT_LENGTHS:
+            command = [sys.executable, __file__, "--bound-mib", str(args.bound_mib)]
+            subprocess.run([*command, "--one", kind, str(length)], check=True)
+
+
+if __name__ == "__main__":
+    main()
