@@ -66,7 +66,8 @@ class BERTScore(base_metric.BaseMetric):
             in batches at a time; on a CPU shared between two batcher workers
             (see :class:`~opik_semantic_metrics.bertscore.engine.BERTScoreEngine`).
         dtype: Model weight type: float32 by default; ``"fast"`` for bfloat16/float16
-            where the hardware has it (see the README for its deviation).
+            where the hardware has it (see the README for its deviation, and its scores'
+            dependence on batching).
         idf_references: References to fit idf on at construction.
 
     Example:
