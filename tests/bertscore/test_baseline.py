@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 from bert_score import BERTScorer
@@ -84,3 +86,19 @@ def test_rescaled_unrelated_pairs_average_near_zero(tmp_path, stsb_pairs):
     assert abs(sum(f1) / len(f1)) < 1e-5
     identical = rescaled.score(["A man is slicing a tomato."], ["A man is slicing a tomato."])
     assert identical[0].f1 == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"LAYER,P,R,F\n0,0.8,\xff\n", "is not a UTF-8 text file"),
+        (b"LAYER,P,R,F\n0,0.8,0.7\n", "row of layer 0 to be LAYER,P,R,F with three numbers"),
+        (b"LAYER,P,R,F\n0,0.8,0.7,high\n", "got 0,0.8,0.7,high"),
+    ],
+)
+def test_a_bad_baseline_file_is_named_in_the_error(tmp_path, content, message):
+    path = tmp_path / "baseline.tsv"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=re.escape(message)) as error:
+        read_baseline(path, 0)
+    assert str(path) in str(error.value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import math
+import re
 
 import opik
 import pytest
@@ -222,6 +223,24 @@ def test_rescaling_uses_bert_scores_packaged_baseline_when_there_is_one(tmp_path
         BERTScore(model="all-MiniLM-L6-v2", lang="en", rescale_with_baseline=True, track=False)
     with pytest.raises(ValueError, match="lang"):
         BERTScore(model="all-MiniLM-L6-v2", rescale_with_baseline=True, track=False)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"dtype": "int8"}, "dtype"),
+        ({"micro_batch_size": 0}, "`micro_batch_size` to be a positive integer, got 0"),
+        ({"baseline_path": "baseline.tsv"}, "only with `rescale_with_baseline=True`"),
+        (
+            {"baseline_path": "missing.tsv", "rescale_with_baseline": True},
+            "Cannot read `baseline_path`: Baseline file not found: missing.tsv",
+        ),
+    ],
+)
+def test_bad_settings_fail_when_the_metric_is_made(settings, message):
+    # Not on every item of an experiment, where each failure would be a traceback.
+    with pytest.raises(ValueError, match=re.escape(message)):
+        BERTScore(model="all-MiniLM-L6-v2", device="cpu", track=False, **settings)
 
 
 @pytest.mark.parametrize("layer", [-1, 7])

@@ -72,13 +72,16 @@ def read_baseline(path: str | Path, layer: int) -> Baseline:
 
     Raises:
         FileNotFoundError: No such file.
-        ValueError: The file is malformed or has no row for ``layer``.
+        ValueError: The file is not UTF-8 text, is malformed or has no row for ``layer``.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"Baseline file not found: {path}")
-    with path.open(newline="", encoding="utf-8") as handle:
-        rows = list(csv.reader(handle))
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            rows = list(csv.reader(handle))
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path} is not a UTF-8 text file ({error}).") from error
     if not rows:
         raise ValueError(f"{path} is empty: expected a header LAYER,P,R,F and a row a layer.")
     header, body = rows[0], [row for row in rows[1:] if row]
@@ -86,7 +89,13 @@ def read_baseline(path: str | Path, layer: int) -> Baseline:
         raise ValueError(f"{path}: expected a header LAYER,P,R,F, got {','.join(header)}")
     if not 0 <= layer < len(body):
         raise ValueError(f"{path} has baselines for layers 0 to {len(body) - 1}, not {layer}.")
-    precision, recall, f1 = (float(value) for value in body[layer][1:4])
+    try:
+        precision, recall, f1 = (float(value) for value in body[layer][1:4])
+    except ValueError as error:
+        raise ValueError(
+            f"{path}: expected the row of layer {layer} to be LAYER,P,R,F with three numbers, "
+            f"got {','.join(body[layer])}"
+        ) from error
     return Baseline(precision=precision, recall=recall, f1=f1)
 
 

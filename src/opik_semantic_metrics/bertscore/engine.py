@@ -43,6 +43,7 @@ from opik_semantic_metrics.models.loading import (
     checked_layer,
     load_encoder,
     resolve_device,
+    resolve_dtype,
     resolve_model_source,
 )
 from opik_semantic_metrics.models.registry import bertscore_layer, default_model_for_lang
@@ -184,6 +185,15 @@ class BERTScoreEngine:
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"Expected `batch_size` to be a positive integer, got {batch_size}.")
+        if micro_batch_size < 1:
+            raise ValueError(
+                f"Expected `micro_batch_size` to be a positive integer, got {micro_batch_size}."
+            )
+        if baseline_path is not None and not rescale_with_baseline:
+            # bert_score ignores it; a path given is a rescaling wanted.
+            raise ValueError(
+                "`baseline_path` is read only with `rescale_with_baseline=True`: pass both."
+            )
         if model is None:
             lang = lang or "en"
             model = default_model_for_lang(lang)
@@ -206,7 +216,9 @@ class BERTScoreEngine:
         # On a CPU, batcher workers that share the cores, so that micro-batches compute
         # side by side (batching/cpu_parallel.py); as many as keep each batch at
         # _ITEMS_PER_WORKER items or more (2 for 16 items, one core each on 2 cores).
-        cores = side_by_side_workers(resolve_device(device))
+        torch_device = resolve_device(device)
+        resolve_dtype(dtype, torch_device)  # a bad dtype fails here, not on every item
+        cores = side_by_side_workers(torch_device)
         workers = max(1, min(cores, micro_batch_size // _ITEMS_PER_WORKER))
         self.batcher: MicroBatcher[tuple[str, Reference], BERTScoreResult] = MicroBatcher(
             self._score_items,
@@ -235,6 +247,8 @@ class BERTScoreEngine:
             try:
                 self.baseline = read_baseline(self.baseline_path, num_layers)
             except FileNotFoundError as error:
+                if self.custom_baseline:
+                    raise ValueError(f"Cannot read `baseline_path`: {error}.") from error
                 raise ValueError(
                     f"No baseline for {model!r} on {lang!r}: {error}. Pass `baseline_path` "
                     "(make one with `BERTScoreEngine.compute_baseline`)."
