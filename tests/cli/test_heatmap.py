@@ -56,6 +56,8 @@ def test_heatmap_of_texts_given_on_the_command_line(capsys, tmp_path):
         (["--line", "0"], "--line 0 is outside"),
         (["-o", "pair.jpg"], "--output must name a .png file, got pair.jpg"),
         (["-o", "/nonexistent-dir/pair.png"], "cannot write /nonexistent-dir/pair.png"),
+        (["--dpi", "0"], "--dpi must be between 1 and 2400, got 0"),
+        (["--dpi", "100000"], "--dpi must be between 1 and 2400, got 100000"),
     ],
 )
 def test_bad_arguments_are_a_clear_error(capsys, text_files, extra, expected):
@@ -64,6 +66,15 @@ def test_bad_arguments_are_a_clear_error(capsys, text_files, extra, expected):
     assert main(arguments) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert expected.format(candidates=text_files["candidates"]) in line
+
+
+def test_a_text_cut_at_the_token_limit_is_said(capsys, tmp_path):
+    output = tmp_path / "long.png"
+    long_text = "word " * 600  # over MiniLM's 512 tokens
+    arguments = ["heatmap", "--candidate", long_text, "--reference", "A cat sat."]
+    assert main([*arguments, "-o", str(output), "--dpi", "10", *MINILM]) == 0
+    printed = capsys.readouterr().out.strip()
+    assert printed.endswith("(candidate cut at the model's 512 tokens)")
 
 
 def test_text_and_file_for_one_side_are_refused_by_argparse(capsys, text_files):

@@ -13,6 +13,9 @@ from opik_semantic_metrics.cli.common import (
     read_lines,
 )
 
+#: Beyond print resolution: a long pair's figure would take gigabytes.
+MAX_DPI = 2400
+
 
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -54,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
     output = Path(args.output)
     if output.suffix.lower() != ".png":
         raise CliError(f"--output must name a .png file, got {output}")
+    if not 1 <= args.dpi <= MAX_DPI:
+        raise CliError(f"--dpi must be between 1 and {MAX_DPI}, got {args.dpi}")
     try:
         from opik_semantic_metrics.report.plots import figure_png, similarity_heatmap
     except ImportError as error:
@@ -67,8 +72,18 @@ def run(args: argparse.Namespace) -> int:
         output.write_bytes(figure_png(figure, dpi=args.dpi))
     except OSError as error:
         raise CliError(f"cannot write {output}: {error.strerror or error}") from error
+    cut = [
+        name
+        for name, truncated in (
+            ("candidate", result.candidate_truncated),
+            ("reference", result.reference_truncated),
+        )
+        if truncated
+    ]
+    limit = engine.encoder.max_length
     print(
         f"{output}: {len(candidate_tokens)} x {len(reference_tokens)} tokens, {title}, "
         f"{engine.model_name} L{engine.num_layers}"
+        + (f" ({' and '.join(cut)} cut at the model's {limit} tokens)" if cut else "")
     )
     return 0
