@@ -12,7 +12,9 @@ Two kinds of input, both knowing nothing of Opik's classes:
 - Opik test results (``opik.evaluate(...).test_results`` or
   ``opik.evaluate_on_dict_items(...).test_results``) of a run that had ``AnswerMatch``
   among its scoring metrics: each item's result is read from the metadata of the score
-  named ``metric_name``; items whose scoring failed are counted and listed apart.
+  named ``metric_name``; items whose scoring failed are counted and listed apart, with
+  the output and reference the metric was given. Items are numbered in dataset order
+  (the natural order of their ids), not in the order Opik's threads finished them.
 - plain tuples ``(output, reference[, answer_format[, question]])``, matched here with
   ``matcher`` (an :class:`~opik_semantic_metrics.answers.tiers.AnswerMatcher`, the
   default one if not given); an item the matcher cannot score (an
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from opik_semantic_metrics.answers.tiers import METHODS, TIERS, AnswerMatcher, check_answer_format
+from opik_semantic_metrics.compare.experiments import item_order
 from opik_semantic_metrics.errors import InputError, shown
 
 _TIER_LABELS = {
@@ -184,7 +187,7 @@ def markdown_report(
         f"{scored} items scored"
         + (f", {len(summary.failed)} failed to score (listed at the end)" if summary.failed else "")
         + ". Each row adds one matching tier to the rows above it; # is an item's position"
-        " in the input, from 0."
+        " in the input (Opik results: in dataset order), from 0."
     )
     lines += ["", "| Matching | Correct | Accuracy | Gain |", "|---|---:|---:|---:|"]
     previous = None
@@ -220,7 +223,9 @@ def _items_from_test_results(
 ) -> tuple[list[ReportItem], str | None]:
     items = []
     semantic = None
-    for index, result in enumerate(results):
+    # Opik lists results as its threads finish them: number them in dataset order.
+    in_order = sorted(results, key=lambda result: item_order(str(result.test_case.dataset_item_id)))
+    for index, result in enumerate(in_order):
         scores = [score for score in result.score_results if score.name == metric_name]
         if not scores:
             raise ValueError(
@@ -233,7 +238,19 @@ def _items_from_test_results(
         question = question if isinstance(question, str) else None
         metadata = score.metadata or {}
         if score.scoring_failed:
-            items.append(ReportItem(index, "", "", question, None, None, str(score.reason)))
+            # What the metric was given (after any scoring_key_mapping), to show beside why.
+            given = getattr(result.test_case, "mapped_scoring_inputs", None) or content
+            items.append(
+                ReportItem(
+                    index,
+                    _text(given.get("output")),
+                    _text(given.get("reference")),
+                    question,
+                    _known_format(given.get("answer_format")),
+                    None,
+                    str(score.reason),
+                )
+            )
             continue
         if "method" not in metadata:
             raise ValueError(
@@ -269,7 +286,7 @@ def _item_from_tuple(index: int, row: Any, matcher: AnswerMatcher) -> ReportItem
     try:
         result = matcher.match(output, reference, answer_format=answer_format, question=question)
     except InputError as error:
-        return ReportItem(index, *texts, question, None, None, str(error))
+        return ReportItem(index, *texts, question, _known_format(answer_format), None, str(error))
     return ReportItem(
         index,
         *texts,
@@ -340,6 +357,14 @@ def _percent(count: int, total: int) -> str:
 
 def _text(value: Any) -> str:
     return value[: _CELL_LIMIT * 4] if isinstance(value, str) else shown(value, _CELL_LIMIT * 4)
+
+
+def _known_format(answer_format: Any) -> str | None:
+    """The canonical answer format, or ``None`` for one AnswerMatch does not know."""
+    try:
+        return check_answer_format(answer_format)
+    except InputError:
+        return None
 
 
 def _scorer_name(semantic: Any) -> str:
