@@ -21,7 +21,7 @@ def metric() -> SemanticMatch:
 @pytest.fixture(scope="module")
 def fitted(stsb_pairs) -> SemanticMatch:
     metric = SemanticMatch(device="cpu", track=False)
-    metric.fit([reference for _, reference, _ in stsb_pairs])
+    assert metric.fit([reference for _, reference, _ in stsb_pairs]) is metric
     return metric
 
 
@@ -232,8 +232,8 @@ def test_fit_from_items_that_are_not_a_list_raises_metric_computation_error(metr
 def test_save_and_load_round_trip(tmp_path, fitted, stsb_pairs):
     path = tmp_path / "semantic_match.json"
     fitted.save(path)
-    loaded = SemanticMatch(device="cpu", track=False)
-    loaded.load(path)
+    loaded = SemanticMatch(device="cpu", track=False).load(path)  # load gives the metric
+    assert isinstance(loaded, SemanticMatch)
     outputs = [first for first, _, _ in stsb_pairs[:20]]
     references = [second for _, second, _ in stsb_pairs[:20]]
     assert [r.value for r in loaded.score_batch(outputs, references)] == [

@@ -129,8 +129,11 @@ class SemanticMatch(base_metric.BaseMetric):
 
     # -- fitting -----------------------------------------------------------------------
 
-    def fit(self, references: Sequence[str | Sequence[str]]) -> None:
+    def fit(self, references: Sequence[str | Sequence[str]]) -> SemanticMatch:
         """Fit idf and the paragraph baseline on a corpus of reference answers.
+
+        Returns:
+            This metric, fitted (``metric = SemanticMatch().fit(references)`` works).
 
         Raises:
             MetricComputationError: An empty corpus, a malformed reference, or fewer than
@@ -140,11 +143,13 @@ class SemanticMatch(base_metric.BaseMetric):
             self.engine.fit(references)
         except InputError as error:
             raise metric_failure(f"{type(self).__name__}: {error}") from error
+        return self
 
     def fit_from_items(
         self, items: Sequence[Mapping[str, Any]], reference_key: str = "reference"
-    ) -> None:
-        """Fit on the ``reference_key`` field of dataset items (dictionaries).
+    ) -> SemanticMatch:
+        """Fit on the ``reference_key`` field of dataset items (dictionaries); returns
+        this metric.
 
         Raises:
             MetricComputationError: ``items`` is not a list (or other sequence, not a
@@ -162,23 +167,28 @@ class SemanticMatch(base_metric.BaseMetric):
                     f"{reference_key!r} field."
                 )
             references.append(item[reference_key])
-        self.fit(references)
+        return self.fit(references)
 
-    def fit_from_dataset(self, dataset: Any, reference_key: str = "reference") -> None:
-        """Fit on the references of an Opik dataset (``dataset.get_items()``)."""
-        self.fit_from_items(dataset.get_items(), reference_key)
+    def fit_from_dataset(self, dataset: Any, reference_key: str = "reference") -> SemanticMatch:
+        """Fit on the references of an Opik dataset (``dataset.get_items()``); returns
+        this metric."""
+        return self.fit_from_items(dataset.get_items(), reference_key)
 
     def save(self, path: str | Path) -> None:
         """Save the fitted state (idf and paragraph baseline) as JSON."""
         self.engine.save(path)
 
-    def load(self, path: str | Path) -> None:
+    def load(self, path: str | Path) -> SemanticMatch:
         """Load a state saved by :meth:`save` for the same model.
+
+        Returns:
+            This metric, fitted (``metric = SemanticMatch().load(path)`` works).
 
         Raises:
             ValueError: Not a saved state, or one fitted for another model.
         """
         self.engine.load(path)
+        return self
 
     # -- scoring -----------------------------------------------------------------------
 
