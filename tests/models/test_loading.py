@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import textwrap
 import threading
+from pathlib import Path
 
 import pytest
 import torch
@@ -77,6 +78,18 @@ def test_offline_missing_model_names_the_model_and_the_fix():
     message = str(raised.value)
     assert "'roberta-large'" in message
     assert "HF_HUB_OFFLINE" in message and "hf download roberta-large" in message
+
+
+@pytest.mark.parametrize("name", ["./models/my-minilm", "~/no-such-model", "data/models/minilm"])
+def test_a_missing_directory_is_called_one_not_a_hub_id(name):
+    with pytest.raises(ModelUnavailableError) as raised:
+        load_encoder(name, device="cpu")
+    message = str(raised.value)
+    expected = Path(name).expanduser().absolute()
+    assert message == (
+        f"Model {name!r} could not be loaded: there is no directory {expected} "
+        "(a Hub id is 'name' or 'owner/name')."
+    )
 
 
 def test_dtypes_are_named_clearly():

@@ -180,11 +180,22 @@ def resolve_dtype(
         ) from None
 
 
+def _looks_like_a_path(name: str) -> bool:
+    """A name no Hub id can be ("./models/x", "/data/x", "~/x", "a/b/c", "C:\\x")."""
+    return name.startswith((".", "/", "~")) or "\\" in name or name.count("/") > 1
+
+
 def _unavailable(source: ModelSource, error: BaseException) -> ModelUnavailableError:
     """A named error that says why the model could not be had and what to do."""
     from huggingface_hub import constants
 
     text = str(error)
+    if _looks_like_a_path(source.name):
+        directory = Path(source.name).expanduser().absolute()
+        return ModelUnavailableError(
+            f"Model {source.name!r} could not be loaded: there is no directory {directory} "
+            "(a Hub id is 'name' or 'owner/name')."
+        )
     if "gated" in text.lower() or type(error).__name__ == "GatedRepoError":
         advice = (
             f"it is a gated model: accept its licence at https://huggingface.co/{source.name} "
