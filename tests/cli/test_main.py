@@ -50,3 +50,17 @@ def test_an_error_exits_2_with_one_line_and_no_traceback(tmp_path):
     assert completed.stderr.splitlines() == [
         f"opik-semantic-metrics: error: cannot read {tmp_path / 'a.txt'}: No such file or directory"
     ]
+
+
+def test_a_hugging_face_hub_warning_is_printed_once():
+    program = (
+        "import logging\n"
+        "from opik_semantic_metrics.cli.main import _configure_output\n"
+        "_configure_output()\n"
+        "logging.getLogger('huggingface_hub.file_download').warning('Retrying in 1s')\n"
+    )
+    finished = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert finished.stderr.splitlines().count("Retrying in 1s") == 1
+    assert "warning: Retrying in 1s" not in finished.stderr

@@ -35,11 +35,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _configure_output() -> None:
     """Our warnings as one prefixed line each; no model-loading bars or library advice."""
+    from huggingface_hub.utils import logging as hub_logging
     from transformers.utils import logging as transformers_logging
 
     logging.basicConfig(level=logging.WARNING, format=f"{PROGRAM}: warning: %(message)s")
     transformers_logging.set_verbosity_error()
     transformers_logging.disable_progress_bar()
+    # huggingface_hub prints its warnings ("Retrying in 1s") with a handler of its own:
+    # passed on to ours as well, each would print twice.
+    hub_logging.disable_propagation()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
