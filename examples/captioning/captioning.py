@@ -294,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         captioner = Captioner(args.model, device=args.device)
-    except OSError as error:
+    except (OSError, ValueError) as error:  # huggingface_hub rejects a path as a repo id
         print(f"Cannot load {args.model!r}: {error}".splitlines()[0], file=sys.stderr)
         print(
             "Pass --model with a downloaded BLIP directory, or run with network.", file=sys.stderr

@@ -283,3 +283,15 @@ def test_the_colab_notebook_is_valid_and_runs_this_examples_code():
     used = set(re.findall(r"captioning\.([A-Za-z_]+)", source))
     assert used >= {"Captioner", "caption_metrics", "run_experiments", "EXAMPLE_ITEMS", "CONFIGS"}
     assert all(hasattr(captioning, name) for name in used)
+
+
+@pytest.mark.parametrize("name", ["no-such-dir", "models/blip/no-such-dir"])
+def test_a_model_that_cannot_be_loaded_is_a_message_not_a_traceback(
+    monkeypatch, tmp_path, capsys, name
+):
+    monkeypatch.setenv("OPIK_TRACK_DISABLE", "true")  # main sets it; restored after the test
+    monkeypatch.chdir(tmp_path)
+    assert captioning.main(["--model", name, "--output", str(tmp_path / "report")]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"Cannot load {name!r}: ")
+    assert "Pass --model with a downloaded BLIP directory" in error
