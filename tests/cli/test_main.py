@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _module_command(*arguments: str) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     return subprocess.run(
-        [sys.executable, "-m", "opik_semantic_metrics.cli", *arguments],
+        [sys.executable, "-m", "opik_semantic_metrics", *arguments],
         capture_output=True,
         text=True,
         env=environment,
