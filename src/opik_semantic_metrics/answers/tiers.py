@@ -618,8 +618,8 @@ def check_answer_format(answer_format: object) -> str | None:
             if answer_format.strip().lower() == known.lower():
                 return known
     raise InputError(
-        f"Expected `answer_format` to be one of {', '.join(ANSWER_FORMATS)} or None, "
-        f"got {shown(answer_format, 60)}."
+        f"Expected `answer_format` to be one of {', '.join(ANSWER_FORMATS)} (the string "
+        f"'None': not answerable), or Python's None for unknown, got {shown(answer_format, 60)}."
     )
 
 
