@@ -67,7 +67,12 @@ def test_collect_scores_keys_items_and_lists_failures(bertscore):
     assert list(collected.scores["bertscore_f1"]) == ["d1", "d3"]
     # d2's output is None: the metric failed; Opik reports one failed result named after it.
     assert collected.failed == {"bertscore": ("d2",)}
-    assert list(collected.scores) == ["bertscore_f1", "bertscore_precision", "bertscore_recall"]
+    assert collected.metrics == (
+        "bertscore_f1",
+        "bertscore_precision",
+        "bertscore_recall",
+        "bertscore",
+    )
     [expected] = bertscore.engine.score(["A dog runs."], ["A man is playing a guitar."])
     assert collected.scores["bertscore_f1"]["d1"] == pytest.approx(expected.f1, abs=1e-6)
 
