@@ -61,6 +61,11 @@ class ExperimentScores:
     scores: Mapping[str, Mapping[str, float]]
     failed: Mapping[str, tuple[str, ...]]
 
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """Names of the metrics with at least one score or failure, in first-seen order."""
+        return tuple(dict.fromkeys([*self.scores, *self.failed]))
+
 
 @dataclass(frozen=True)
 class MetricSummary:
