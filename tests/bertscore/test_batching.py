@@ -161,7 +161,7 @@ def test_out_of_memory_halves_the_batch_and_keeps_the_scores(pairs, monkeypatch)
         "all-MiniLM-L6-v2", device="cpu", batch_size=32, cache=EmbeddingCache()
     )
     got = _table(engine.score(candidates[:30], references[:30]))
-    assert failures and engine._forward_batch_size <= 8
+    assert failures and engine._forward_batch_size.size <= 8
     assert (got - expected).abs().max().item() <= TOLERANCE
     # The smaller size is kept: the next list runs out of memory nowhere.
     failures.clear()

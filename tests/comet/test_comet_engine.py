@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache
+from opik_semantic_metrics.comet.encoder import CometEncoder
 from opik_semantic_metrics.comet.engine import CometEngine
 from opik_semantic_metrics.errors import InputError
 
@@ -155,3 +156,24 @@ print(sorted(name for name in sys.modules if name.split(".")[0] in forbidden))
     ).stdout
     assert len(models) >= 6
     assert output.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("name", ["regression-xlmr", "unified-kiwi"])
+def test_out_of_memory_halves_the_batch_and_keeps_the_scores(name, monkeypatch):
+    expected = [r.score for r in _engine(name, cache=EmbeddingCache()).score(*ITEMS)]
+    real = CometEncoder.hidden_states
+    passes: list[int] = []
+
+    def forward_with_little_memory(self, input_ids, attention_mask, *rest):
+        # No CPU test can exhaust a GPU: raise what CUDA raises when a batch is too big.
+        if input_ids.shape[0] > 4:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
+        passes.append(input_ids.shape[0])
+        return real(self, input_ids, attention_mask, *rest)
+
+    monkeypatch.setattr(CometEncoder, "hidden_states", forward_with_little_memory)
+    engine = _engine(name, batch_size=16, cache=EmbeddingCache())
+    scores = [r.score for r in engine.score(*ITEMS)]
+    assert passes and engine._forward_batch_size.size <= 4
+    assert scores == pytest.approx(expected, abs=1e-6)
+

@@ -11,6 +11,7 @@ import torch
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.models.loading import LoadedEncoder
 from opik_semantic_metrics.semantic.cleaning import clean_text
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
 from tiny_models import build_tiny_gpt2
@@ -346,3 +347,46 @@ def test_a_left_padding_tokenizer_gives_the_same_embeddings_in_any_batch(tmp_pat
     together = engine.encode(texts)  # one forward pass: the first text is padded
     for encoding, sentence in zip(together, expected, strict=True):
         assert torch.allclose(encoding.sentence, sentence, atol=1e-6)
+
+
+def _recording_forward(monkeypatch, limit: int | None = None) -> list[list[int]]:
+    """Record each forward pass's real token counts; with ``limit``, a batch of more texts
+    fails as CUDA fails when it runs out of memory (no CPU test can exhaust a GPU)."""
+    passes: list[list[int]] = []
+    real = LoadedEncoder.hidden_states
+
+    def forward(self, input_ids, attention_mask):
+        if limit is not None and input_ids.shape[0] > limit:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
+        passes.append(attention_mask.sum(dim=1).tolist())
+        return real(self, input_ids, attention_mask)
+
+    monkeypatch.setattr(LoadedEncoder, "hidden_states", forward)
+    return passes
+
+
+def test_texts_are_batched_by_token_count_not_by_characters(monkeypatch):
+    """A 99-character text of digits is 52 tokens, a 104-character one of long words 12:
+    they must not share a pass, or the short one pads to over four times its length."""
+    digits = " ".join("7" for _ in range(50))
+    words = " ".join(["internationalization"] * 5)
+    engine = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache())
+    passes = _recording_forward(monkeypatch)
+    engine.encode([digits, words])
+    assert sorted(passes) == [[12], [52]]
+
+
+def test_out_of_memory_halves_the_batch_and_keeps_the_scores(monkeypatch, stsb_pairs):
+    outputs = [first for first, _, _ in stsb_pairs[:30]]
+    references = [second for _, second, _ in stsb_pairs[:30]]
+    for token_vectors in ("contextual", "isolated"):
+        options = {"device": "cpu", "token_vectors": token_vectors, "batch_size": 32}
+        expected = SemanticMatchEngine("all-MiniLM-L6-v2", cache=EmbeddingCache(), **options)
+        expected_scores = [result.score for result in expected.score(outputs, references)]
+        with monkeypatch.context() as patch:
+            passes = _recording_forward(patch, limit=8)
+            engine = SemanticMatchEngine("all-MiniLM-L6-v2", cache=EmbeddingCache(), **options)
+            scores = [result.score for result in engine.score(outputs, references)]
+        assert passes and max(len(batch) for batch in passes) <= 8
+        assert engine._forward_batch_size.size <= 8
+        assert scores == pytest.approx(expected_scores, abs=1e-6)

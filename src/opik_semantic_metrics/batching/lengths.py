@@ -23,6 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import torch
+from torch.nn.utils.rnn import pad_sequence
+
 #: Longest over shortest length a batch may hold (see the module docstring).
 MAX_LENGTH_RATIO = 2.0
 
@@ -50,3 +53,23 @@ def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
         else:
             batches.append([index])
     return batches
+
+
+def padded_batch(
+    id_lists: Sequence[Sequence[int]], pad_id: int, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token ids padded on the right to the longest, and the attention mask, on ``device``.
+
+    Example:
+        >>> ids, mask = padded_batch([[5, 6, 7], [8]], pad_id=0, device=torch.device("cpu"))
+        >>> ids.tolist(), mask.tolist()
+        ([[5, 6, 7], [8, 0, 0]], [[1, 1, 1], [1, 0, 0]])
+    """
+    ids = pad_sequence(
+        [torch.tensor(row, dtype=torch.long) for row in id_lists],
+        batch_first=True,
+        padding_value=pad_id,
+    )
+    lengths = torch.tensor([len(row) for row in id_lists])
+    mask = (torch.arange(ids.shape[1]) < lengths.unsqueeze(1)).long()
+    return ids.to(device), mask.to(device)

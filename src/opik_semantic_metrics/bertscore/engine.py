@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,8 @@ from opik_semantic_metrics.batching.cpu_parallel import (
     side_by_side_workers,
     use_threads,
 )
+from opik_semantic_metrics.batching.lengths import padded_batch
+from opik_semantic_metrics.batching.memory import HalvingBatchSize
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.bertscore.baseline import (
     Baseline,
@@ -210,8 +211,7 @@ class BERTScoreEngine:
         self.baseline_path = Path(baseline_path) if baseline_path is not None else None
         self.custom_baseline = baseline_path is not None
         self.batch_size = batch_size
-        self._forward_batch_size = batch_size
-        self._batch_size_lock = threading.Lock()
+        self._forward_batch_size = HalvingBatchSize(batch_size)
         self.cache = cache if cache is not None else shared_cache()
         # On a CPU, batcher workers that share the cores, so that micro-batches compute
         # side by side (batching/cpu_parallel.py); as many as keep each batch at
@@ -392,10 +392,12 @@ class BERTScoreEngine:
         embeddings: a model cannot run on it.
         """
         present = [ids for ids in id_lists if ids]
+        forward = functools.partial(self._forward_batch, all_layers=all_layers)
         embeddings = map_longest_first(
-            lambda batch: self._forward_fitting(batch, all_layers),
+            # Out of memory halves the batch (batching/memory.py).
+            functools.partial(self._forward_batch_size.run, forward),
             present,
-            batch_size=self._forward_batch_size,
+            batch_size=self._forward_batch_size.size,
             length=len,
             device=self.encoder.device,
         )
@@ -407,42 +409,12 @@ class BERTScoreEngine:
         computed = iter(embeddings)
         return [next(computed) if ids else none for ids in id_lists]
 
-    def _forward_fitting(
-        self, id_lists: Sequence[Sequence[int]], all_layers: bool
-    ) -> list[torch.Tensor]:
-        """:meth:`_forward_batch`, halving a batch that runs out of GPU memory.
-
-        The halved size is kept for later calls, so only the first batch pays the retry.
-        """
-        try:
-            return self._forward_batch(id_lists, all_layers)
-        except torch.cuda.OutOfMemoryError:
-            if len(id_lists) == 1:
-                raise
-        half = (len(id_lists) + 1) // 2
-        with self._batch_size_lock:
-            self._forward_batch_size = min(self._forward_batch_size, half)
-        logger.warning(
-            "Out of memory on a batch of %d texts; retrying with batches of %d.",
-            len(id_lists),
-            half,
-        )
-        if self.encoder.device.type == "cuda":
-            torch.cuda.empty_cache()
-        return self._forward_fitting(id_lists[:half], all_layers) + self._forward_fitting(
-            id_lists[half:], all_layers
-        )
-
     def _forward_batch(
         self, id_lists: Sequence[Sequence[int]], all_layers: bool
     ) -> list[torch.Tensor]:
         encoder = self.encoder
-        ids = [torch.tensor(row, dtype=torch.long) for row in id_lists]
         pad_id = encoder.tokenizer.pad_token_id or 0
-        input_ids = pad_sequence(ids, batch_first=True, padding_value=pad_id)
-        lengths = torch.tensor([len(row) for row in ids])
-        mask = (torch.arange(input_ids.shape[1]) < lengths.unsqueeze(1)).long()
-        input_ids, mask = input_ids.to(encoder.device), mask.to(encoder.device)
+        input_ids, mask = padded_batch(id_lists, pad_id, encoder.device)
         with torch.inference_mode():
             if all_layers:
                 hidden = torch.stack(encoder.all_hidden_states(input_ids, mask), dim=1)
@@ -451,7 +423,7 @@ class BERTScoreEngine:
             hidden = hidden.float()
             hidden = hidden / hidden.norm(dim=-1, keepdim=True)
             # Copies, so that a cached text does not keep its whole batch alive.
-            return [hidden[row, ..., :length, :].clone() for row, length in enumerate(lengths)]
+            return [hidden[row, ..., : len(ids), :].clone() for row, ids in enumerate(id_lists)]
 
     # -- scoring -----------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
+from opik_semantic_metrics.batching.memory import HalvingBatchSize
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.comet.checkpoint import (
     DEFAULT_MODEL,
@@ -187,6 +188,8 @@ class CometEngine:
             raise ValueError(f"Expected `batch_size` to be a positive integer, got {batch_size}.")
         self.loaded = load_comet(model, resolve_device(device))
         self.batch_size = batch_size
+        # Halved where a batch runs out of memory, for every later call (batching/memory.py).
+        self._forward_batch_size = HalvingBatchSize(batch_size)
         self.cache = cache if cache is not None else shared_cache()
         self._batcher: MicroBatcher[Item, CometResult] = MicroBatcher(
             self._score_items, max_batch_size=batch_size
@@ -245,7 +248,7 @@ class CometEngine:
             return []
         model = self.loaded.model
         if isinstance(model, UnifiedModel):
-            return model.score(sources, translations, checked, self.batch_size)
+            return model.score(sources, translations, checked, self._forward_batch_size)
         return self._score_regression(model, sources, translations, checked)
 
     def score_one(self, source: str, translation: str, reference: str | None = None) -> CometResult:
@@ -288,7 +291,7 @@ class CometEngine:
             zip(
                 unique,
                 self.cache.get_or_compute(
-                    namespace, unique, lambda batch: model.embed(batch, self.batch_size)
+                    namespace, unique, lambda batch: model.embed(batch, self._forward_batch_size)
                 ),
                 strict=True,
             )

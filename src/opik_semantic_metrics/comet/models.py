@@ -25,13 +25,14 @@ minor 1, major 5, critical 10, caps at 25 and maps to ``(25 - penalty) / 25``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import torch
-from torch.nn.utils.rnn import pad_sequence
 
-from opik_semantic_metrics.batching.lengths import length_batches
+from opik_semantic_metrics.batching.lengths import length_batches, padded_batch
+from opik_semantic_metrics.batching.memory import HalvingBatchSize
 from opik_semantic_metrics.comet.checkpoint import CometCheckpoint, CometHparams, resolve_pretrained
 from opik_semantic_metrics.comet.encoder import (
     CometEncoder,
@@ -54,6 +55,8 @@ SPAN_INPUT_WEIGHTS = (0.1667, 0.3333, 0.5)
 #: MQM penalty per error severity, the cap, and the scale of the MQM-like score.
 MQM_PENALTIES = {"minor": 1, "major": 5, "critical": 10}
 MQM_CAP = 25
+
+ResultT = TypeVar("ResultT")
 
 
 @dataclass(frozen=True)
@@ -104,18 +107,19 @@ class SentenceEmbedding:
     truncated: bool
 
 
-def _padded(
-    sequences: Sequence[Sequence[int]], pad_id: int, device: torch.device
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Padded ids and attention mask of a batch."""
-    ids = pad_sequence(
-        [torch.tensor(sequence, dtype=torch.long) for sequence in sequences],
-        batch_first=True,
-        padding_value=pad_id,
-    )
-    lengths = torch.tensor([len(sequence) for sequence in sequences])
-    mask = (torch.arange(ids.shape[1]) < lengths.unsqueeze(1)).long()
-    return ids.to(device), mask.to(device)
+def _in_length_batches(
+    forward: Callable[[list[int]], list[ResultT]],
+    lengths: Sequence[int],
+    batch_size: HalvingBatchSize,
+) -> list[ResultT]:
+    """``forward`` on batches of indices of similar length (``batching/lengths.py``), its
+    results back in index order; a batch that runs out of memory is halved
+    (``batching/memory.py``)."""
+    outputs: list[ResultT | None] = [None] * len(lengths)
+    for batch in length_batches(lengths, batch_size.size):
+        for index, output in zip(batch, batch_size.run(forward, batch), strict=True):
+            outputs[index] = output
+    return outputs  # type: ignore[return-value]
 
 
 class CometModel:
@@ -205,18 +209,21 @@ class RegressionModel(CometModel):
             raise ValueError("COMET cannot pool 'default' with a BERT encoder.")
 
     @torch.inference_mode()
-    def embed(self, texts: Sequence[str], batch_size: int) -> list[SentenceEmbedding]:
+    def embed(self, texts: Sequence[str], batch_size: HalvingBatchSize) -> list[SentenceEmbedding]:
         """Pooled sentence embedding of each text, in order."""
         tokenized = self.encoder.tokenizer.encode(texts)
-        outputs: list[SentenceEmbedding] = [None] * len(texts)  # type: ignore[list-item]
         pad_id = self.encoder.tokenizer.pad_id
-        for batch in length_batches([len(item.ids) for item in tokenized], batch_size):
-            ids, mask = _padded([tokenized[i].ids for i in batch], pad_id, self.device)
+
+        def forward(batch: list[int]) -> list[SentenceEmbedding]:
+            ids, mask = padded_batch([tokenized[i].ids for i in batch], pad_id, self.device)
             hidden = self.encoder.hidden_states(ids, mask)
             pooled = self._pool(ids, mask, hidden).float().cpu()
-            for row, index in enumerate(batch):
-                outputs[index] = SentenceEmbedding(pooled[row].clone(), tokenized[index].truncated)
-        return outputs
+            return [
+                SentenceEmbedding(pooled[row].clone(), tokenized[index].truncated)
+                for row, index in enumerate(batch)
+            ]
+
+        return _in_length_batches(forward, [len(item.ids) for item in tokenized], batch_size)
 
     def _pool(
         self, ids: torch.Tensor, mask: torch.Tensor, hidden: Sequence[torch.Tensor]
@@ -312,17 +319,20 @@ class UnifiedModel(CometModel):
 
     @torch.inference_mode()
     def _run(
-        self, sequences: Sequence[_JointSequence], lengths: Sequence[int], batch_size: int
+        self,
+        sequences: Sequence[_JointSequence],
+        lengths: Sequence[int],
+        batch_size: HalvingBatchSize,
     ) -> list[tuple[torch.Tensor, torch.Tensor | None]]:
         """Per sequence: score, and tag probabilities over its ``lengths[i]`` first tokens."""
-        outputs: list[tuple[torch.Tensor, torch.Tensor | None]] = [None] * len(sequences)  # type: ignore[list-item]
         pad_id = self.encoder.tokenizer.pad_id
-        for batch in length_batches([len(sequence.ids) for sequence in sequences], batch_size):
-            ids, mask = _padded([sequences[i].ids for i in batch], pad_id, self.device)
+
+        def forward(batch: list[int]) -> list[tuple[torch.Tensor, torch.Tensor | None]]:
+            ids, mask = padded_batch([sequences[i].ids for i in batch], pad_id, self.device)
             token_types = None
             if self.encoder.family.token_types:
                 # Padding continues the last type, 1, as in COMET.
-                token_types, _ = _padded(
+                token_types, _ = padded_batch(
                     [sequences[i].token_types or () for i in batch], 1, self.device
                 )
             hidden = self.encoder.hidden_states(ids, mask, token_types)
@@ -331,19 +341,24 @@ class UnifiedModel(CometModel):
             if self.tagger is not None:
                 logits = self.tagger(hidden[self.hparams.word_layer])
                 probabilities = torch.softmax(logits, dim=2).cpu()
+            outputs: list[tuple[torch.Tensor, torch.Tensor | None]] = []
             for row, index in enumerate(batch):
                 tags = None
                 if probabilities is not None:
                     tags = probabilities[row, : min(lengths[index], ids.shape[1])]
-                outputs[index] = (scores[row], tags)
-        return outputs
+                outputs.append((scores[row], tags))
+            return outputs
+
+        return _in_length_batches(
+            forward, [len(sequence.ids) for sequence in sequences], batch_size
+        )
 
     def score(
         self,
         sources: Sequence[str],
         translations: Sequence[str],
         references: Sequence[str | None],
-        batch_size: int,
+        batch_size: HalvingBatchSize,
     ) -> list[CometResult]:
         """Score every item; items with and without a reference may be mixed."""
         tokenizer = self.encoder.tokenizer

@@ -50,6 +50,7 @@ limit is cut, as sentence-transformers does, and flagged.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -62,6 +63,8 @@ import torch
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
 from opik_semantic_metrics.batching.cpu_parallel import map_longest_first
+from opik_semantic_metrics.batching.lengths import padded_batch
+from opik_semantic_metrics.batching.memory import HalvingBatchSize
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import as_list, check_pairs, reference_texts
@@ -316,6 +319,8 @@ class SemanticMatchEngine:
         self.baseline_pairs = baseline_pairs
         self.seed = seed
         self.batch_size = batch_size
+        # Halved where a batch runs out of memory, for every later call (batching/memory.py).
+        self._forward_batch_size = HalvingBatchSize(batch_size)
         self.cache = cache if cache is not None else shared_cache()
         self.fixed_baseline: float | None = None
         if paragraph_baseline is not None:
@@ -336,11 +341,12 @@ class SemanticMatchEngine:
         tokenizer = self.encoder.tokenizer
         with self.encoder.tokenizer_lock:
             special = set(tokenizer.all_special_ids)
-            self._word_piece_ids = frozenset(
-                token_id
-                for token, token_id in tokenizer.get_vocab().items()
-                if token_id not in special and _is_word_piece(token)
-            )
+            vocabulary = tokenizer.get_vocab()
+            # Which token ids are word pieces, looked up for a whole text at once.
+            self._is_word_piece = torch.zeros(max(vocabulary.values()) + 1, dtype=torch.bool)
+            self._is_word_piece[
+                [i for token, i in vocabulary.items() if i not in special and _is_word_piece(token)]
+            ] = True
             probe = tokenizer("a")["input_ids"]
             probe_piece = tokenizer("a", add_special_tokens=False)["input_ids"]
         # The special tokens around a one-piece text, to frame isolated pieces.
@@ -363,46 +369,46 @@ class SemanticMatchEngine:
             return self.encoder.tokenizer(prepared, **options)  # type: ignore[no-any-return]
 
     def _forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        device = self.encoder.device
         with torch.inference_mode():
-            return self.encoder.hidden_states(input_ids.to(device), mask.to(device)).float()
+            return self.encoder.hidden_states(input_ids, mask).float()
 
     def _sentence_embeddings(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         pooled = pool(hidden, mask.to(hidden.device), self.pooling.modes)
         return torch.nn.functional.normalize(pooled, dim=-1)
 
     def _encode_uncached(self, texts: list[str]) -> list[TextEncoding]:
-        """Batches of texts of similar length, longest first, so that they pad little
+        """Batches of texts of similar token count, longest first, so that they pad little
         (``batching/lengths.py``); on the CPU side by side on single-threaded workers
-        (``batching/cpu_parallel.py``)."""
+        (``batching/cpu_parallel.py``); halved where a batch runs out of memory
+        (``batching/memory.py``)."""
+        id_lists = self._tokenize(texts, truncation=True, max_length=self.max_length)["input_ids"]
         return map_longest_first(
-            self._encode_batch,
-            texts,
-            batch_size=self.batch_size,
-            length=len,
+            functools.partial(self._forward_batch_size.run, self._encode_batch),
+            list(zip(texts, id_lists, strict=True)),
+            batch_size=self._forward_batch_size.size,
+            length=lambda item: len(item[1]),
             device=self.encoder.device,
         )
 
-    def _encode_batch(self, texts: list[str]) -> list[TextEncoding]:
+    def _encode_batch(self, items: list[tuple[str, list[int]]]) -> list[TextEncoding]:
         """One forward pass: each text's sentence embedding and word-piece vectors."""
-        tokens = self._tokenize(
-            texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
-        )
-        mask = tokens["attention_mask"]
-        hidden = self._forward(tokens["input_ids"], mask)
+        id_lists = [ids for _, ids in items]
+        pad_id = self.encoder.tokenizer.pad_token_id or 0
+        input_ids, mask = padded_batch(id_lists, pad_id, self.encoder.device)
+        hidden = self._forward(input_ids, mask)
         sentences = self._sentence_embeddings(hidden, mask)
         vectors = torch.nn.functional.normalize(hidden, dim=-1)
-        lengths = mask.sum(dim=1).tolist()
-        full = self._reached_limit(texts, lengths)
+        full = self._reached_limit([text for text, _ in items], [len(ids) for ids in id_lists])
         encodings = []
-        for row in range(len(texts)):
-            ids = tokens["input_ids"][row, : lengths[row]].tolist()
-            keep = [i for i, token_id in enumerate(ids) if token_id in self._word_piece_ids]
+        for row, ids in enumerate(id_lists):
+            row_ids = torch.tensor(ids, dtype=torch.long)
+            keep = self._is_word_piece[row_ids].nonzero().flatten()
             encodings.append(
                 TextEncoding(
                     sentence=sentences[row].clone(),
-                    piece_ids=tuple(ids[i] for i in keep),
-                    piece_vectors=vectors[row, keep],  # indexing by a list copies
+                    piece_ids=tuple(row_ids[keep].tolist()),
+                    # Indexing by a tensor of positions copies.
+                    piece_vectors=vectors[row, keep.to(vectors.device)],
                     truncated=full[row],
                 )
             )
@@ -420,15 +426,20 @@ class SemanticMatchEngine:
         return cut
 
     def _encode_pieces(self, keys: list[str]) -> list[torch.Tensor]:
-        before, after = self._frame
+        """The isolated vector of each word piece (its id as text), encoded on its own."""
         vectors: list[torch.Tensor] = []
-        for start in range(0, len(keys), self.batch_size):
-            batch = keys[start : start + self.batch_size]
-            input_ids = torch.tensor([[*before, int(key), *after] for key in batch])
-            mask = torch.ones_like(input_ids)
-            embeddings = self._sentence_embeddings(self._forward(input_ids, mask), mask)
-            vectors.extend(embeddings[row].clone() for row in range(len(batch)))
+        while len(vectors) < len(keys):
+            batch = keys[len(vectors) : len(vectors) + self._forward_batch_size.size]
+            vectors.extend(self._forward_batch_size.run(self._encode_piece_batch, batch))
         return vectors
+
+    def _encode_piece_batch(self, keys: list[str]) -> list[torch.Tensor]:
+        before, after = self._frame
+        input_ids = torch.tensor([[*before, int(key), *after] for key in keys])
+        input_ids = input_ids.to(self.encoder.device)
+        mask = torch.ones_like(input_ids)
+        embeddings = self._sentence_embeddings(self._forward(input_ids, mask), mask)
+        return [embeddings[row].clone() for row in range(len(keys))]
 
     def _weighted_pieces(
         self, encodings: Sequence[TextEncoding], idf: SmoothedIdf
@@ -438,23 +449,23 @@ class SemanticMatchEngine:
         Isolated vectors depend on the piece only: those of all the texts are looked up
         (and the missing ones computed) in one call, cached by piece id.
         """
-        by_id: dict[int, torch.Tensor] = {}
+        isolated: tuple[torch.Tensor, torch.Tensor] | None = None
         if self.token_vectors == "isolated":
             namespace = (self.encoder.cache_key, "semantic-match-isolated-piece")
-            ids = list(dict.fromkeys(i for encoding in encodings for i in encoding.piece_ids))
-            found = self.cache.get_or_compute(namespace, [str(i) for i in ids], self._encode_pieces)
-            by_id.update(zip(ids, found, strict=True))
+            ids = sorted({i for encoding in encodings for i in encoding.piece_ids})
+            if ids:
+                found = self.cache.get_or_compute(
+                    namespace, [str(i) for i in ids], self._encode_pieces
+                )
+                isolated = (torch.tensor(ids, dtype=torch.long), torch.stack(found))
         weighted = []
         for encoding in encodings:
-            if self.token_vectors == "isolated" and encoding.piece_ids:
-                vectors = torch.stack([by_id[piece_id] for piece_id in encoding.piece_ids])
-            else:
-                vectors = encoding.piece_vectors
-            weights = torch.tensor(
-                [idf.weight(piece_id) for piece_id in encoding.piece_ids],
-                dtype=torch.float32,
-                device=vectors.device,
-            )
+            piece_ids = torch.tensor(encoding.piece_ids, dtype=torch.long)
+            vectors = encoding.piece_vectors
+            if isolated is not None and encoding.piece_ids:
+                known, known_vectors = isolated
+                vectors = known_vectors[torch.searchsorted(known, piece_ids).to(vectors.device)]
+            weights = idf.weigh(piece_ids).to(vectors.device)
             weighted.append(WeightedPieces(vectors=vectors, weights=weights))
         return weighted
 

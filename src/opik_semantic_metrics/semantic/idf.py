@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import torch
+
 from opik_semantic_metrics.bertscore.idf import IdfTable, fit_idf
 
 
@@ -55,6 +57,16 @@ class SmoothedIdf:
     def weight(self, token_id: int) -> float:
         """The smoothed idf of one token id."""
         return self.table.weight(token_id) + 1.0
+
+    def weigh(self, ids: torch.Tensor) -> torch.Tensor:
+        """The smoothed idf of each id of a 1-D tensor of ids, in one lookup (float32).
+
+        Example:
+            >>> weights = SmoothedIdf.fit([(7, 8), (7, 9), (7,)]).weigh(torch.tensor([7, 5]))
+            >>> [round(weight, 4) for weight in weights.tolist()]
+            [1.0, 2.3863]
+        """
+        return self.table.weigh(ids) + 1.0
 
     def to_json(self) -> dict[str, object]:
         """A JSON-ready form: ``N`` and the weights of the ids seen (exact round trip)."""

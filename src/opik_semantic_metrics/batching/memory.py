@@ -1,0 +1,109 @@
+"""Out of memory: halve the batch and retry, for every engine that runs batches.
+
+A batch size that fits short texts can fail on a list of long ones, on a small GPU or
+beside another process. Rather than fail the list (or, per item in Opik, every item of
+the micro-batch), :class:`HalvingBatchSize` splits the batch that ran out of memory in
+two, runs the halves, and keeps the halved size for later batches, so that only the
+first batch pays the retry. A single text that does not fit still fails: nothing
+smaller can be tried.
+
+Both of PyTorch's out-of-memory failures count: ``torch.OutOfMemoryError`` (CUDA and the
+other accelerators) and the ``RuntimeError`` of the CPU allocator when it cannot have a
+block (``DefaultCPUAllocator: can't allocate memory``), which a batch of long texts can
+hit in attention, whose memory grows with the square of the length.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+ItemT = TypeVar("ItemT")
+ResultT = TypeVar("ResultT")
+
+#: What PyTorch's CPU allocator says when it cannot have a block (c10/core/impl/alloc_cpu.cpp).
+CPU_ALLOCATOR_FAILURE = "can't allocate memory"
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` is PyTorch running out of memory, on an accelerator or the CPU.
+
+    Example:
+        >>> is_out_of_memory(torch.OutOfMemoryError("CUDA out of memory."))
+        True
+        >>> is_out_of_memory(RuntimeError("shape mismatch"))
+        False
+    """
+    if isinstance(error, torch.OutOfMemoryError):
+        return True
+    return isinstance(error, RuntimeError) and CPU_ALLOCATOR_FAILURE in str(error)
+
+
+class HalvingBatchSize:
+    """A batch size that halves when a batch runs out of memory; thread-safe.
+
+    Args:
+        size: The batch size to start from.
+
+    Example:
+        >>> def forward(batch):
+        ...     if len(batch) > 2:
+        ...         raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        ...     return [item * 10 for item in batch]
+        >>> batch_size = HalvingBatchSize(8)
+        >>> batch_size.run(forward, [1, 2, 3, 4, 5])
+        [10, 20, 30, 40, 50]
+        >>> batch_size.size
+        2
+    """
+
+    def __init__(self, size: int) -> None:
+        if size < 1:
+            raise ValueError(f"Expected a batch size of 1 or more, got {size}.")
+        self._size = size
+        self._lock = threading.Lock()
+
+    @property
+    def size(self) -> int:
+        """The largest batch known to fit so far."""
+        return self._size
+
+    def run(
+        self, forward: Callable[[list[ItemT]], list[ResultT]], batch: Sequence[ItemT]
+    ) -> list[ResultT]:
+        """``forward(batch)``, or, where that runs out of memory, ``forward`` on each half.
+
+        A batch longer than the size known to fit (an earlier batch ran out of memory) is
+        cut to that size first, so it does not run out of memory again.
+
+        Raises:
+            torch.OutOfMemoryError, RuntimeError: A batch of one text ran out of memory.
+        """
+        items = list(batch)
+        size = self._size
+        if len(items) > size:
+            return [
+                result
+                for start in range(0, len(items), size)
+                for result in self.run(forward, items[start : start + size])
+            ]
+        try:
+            return forward(items)
+        except (torch.OutOfMemoryError, RuntimeError) as error:
+            if not is_out_of_memory(error) or len(items) == 1:
+                raise
+        half = (len(items) + 1) // 2
+        with self._lock:
+            self._size = min(self._size, half)
+        logger.warning(
+            "Out of memory on a batch of %d texts; retrying with batches of %d.", len(items), half
+        )
+        if torch.cuda.is_initialized():
+            torch.cuda.empty_cache()
+        return self.run(forward, items[:half]) + self.run(forward, items[half:])

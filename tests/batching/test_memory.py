@@ -1,0 +1,70 @@
+"""Out of memory halves the batch: with the CPU allocator's real failure, not a stand-in."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from opik_semantic_metrics.batching.memory import HalvingBatchSize, is_out_of_memory
+
+#: More bytes than any machine this runs on has: the CPU allocator refuses the block.
+TOO_MUCH = 10**14
+
+
+def _forward_fitting(limit: int, calls: list[int]):
+    """A forward pass that really runs out of CPU memory on batches over ``limit``."""
+
+    def forward(batch: list[int]) -> list[int]:
+        calls.append(len(batch))
+        if len(batch) > limit:
+            torch.empty(TOO_MUCH, dtype=torch.uint8)
+        return [item * 10 for item in batch]
+
+    return forward
+
+
+def test_the_cpu_allocators_failure_counts_as_out_of_memory():
+    with pytest.raises(RuntimeError) as caught:
+        torch.empty(TOO_MUCH, dtype=torch.uint8)
+    assert is_out_of_memory(caught.value)
+    assert is_out_of_memory(torch.OutOfMemoryError("CUDA out of memory."))
+    assert not is_out_of_memory(RuntimeError("mat1 and mat2 shapes cannot be multiplied"))
+
+
+def test_a_batch_that_runs_out_of_memory_is_halved_and_the_size_kept():
+    calls: list[int] = []
+    batch_size = HalvingBatchSize(8)
+    forward = _forward_fitting(2, calls)
+    assert batch_size.run(forward, [1, 2, 3, 4, 5]) == [10, 20, 30, 40, 50]
+    # 5 fails, its halves 3 and 2: 3 fails again, then 2, 1 and 2 fit.
+    assert calls == [5, 3, 2, 1, 2]
+    assert batch_size.size == 2
+    # A later batch is cut to the size that fits before it runs: no failure again.
+    calls.clear()
+    assert batch_size.run(forward, list(range(6))) == [0, 10, 20, 30, 40, 50]
+    assert calls == [2, 2, 2]
+
+
+def test_one_text_that_does_not_fit_fails():
+    batch_size = HalvingBatchSize(4)
+    with pytest.raises(RuntimeError, match="can't allocate memory"):
+        batch_size.run(_forward_fitting(0, []), [1, 2])
+    assert batch_size.size == 1
+
+
+def test_other_errors_are_not_retried():
+    calls: list[int] = []
+
+    def forward(batch: list[int]) -> list[int]:
+        calls.append(len(batch))
+        raise RuntimeError("mat1 and mat2 shapes cannot be multiplied")
+
+    batch_size = HalvingBatchSize(4)
+    with pytest.raises(RuntimeError, match="shapes"):
+        batch_size.run(forward, [1, 2, 3, 4])
+    assert calls == [4] and batch_size.size == 4
+
+
+def test_a_batch_size_below_one_is_refused():
+    with pytest.raises(ValueError, match="1 or more"):
+        HalvingBatchSize(0)
