@@ -177,3 +177,13 @@ def test_out_of_memory_halves_the_batch_and_keeps_the_scores(name, monkeypatch):
     assert passes and engine._forward_batch_size.size <= 4
     assert scores == pytest.approx(expected, abs=1e-6)
 
+
+def test_every_spelling_of_one_model_directory_shares_the_loaded_model():
+    directory = FIXTURES / "regression-xlmr"
+    relative = directory.relative_to(Path.cwd()) if directory.is_relative_to(Path.cwd()) else None
+    spellings = [str(directory), f"{directory}/", str(directory / "checkpoints" / "model.ckpt")]
+    if relative is not None:
+        spellings.append(str(relative))
+    engines = [CometEngine(spelling, device="cpu") for spelling in spellings]
+    assert len({id(engine.loaded.model) for engine in engines}) == 1
+    assert [engine.loaded.name for engine in engines] == spellings

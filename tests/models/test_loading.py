@@ -169,3 +169,19 @@ def test_an_unknown_model_outside_bert_scores_table_is_a_named_error():
     missing = "no-such-org/no-such-model-anywhere"
     with pytest.raises(ModelUnavailableError, match="no-such-model-anywhere"):
         BERTScoreEngine(missing, device="cpu")
+
+
+def test_every_spelling_of_one_model_shares_its_weights(minilm_path):
+    """The alias, the directory and the directory with a trailing "/" are one model:
+    one copy of the weights and one cache namespace, each under the name it was given."""
+    spellings = ["all-MiniLM-L6-v2", str(minilm_path), f"{minilm_path}/"]
+    encoders = [load_encoder(spelling, device="cpu") for spelling in spellings]
+    assert len({id(encoder.model) for encoder in encoders}) == 1
+    assert len({id(encoder.tokenizer_lock) for encoder in encoders}) == 1
+    assert len({encoder.cache_key for encoder in encoders}) == 1
+    assert [encoder.name for encoder in encoders] == [
+        "sentence-transformers/all-MiniLM-L6-v2",
+        str(minilm_path),
+        f"{minilm_path}/",
+    ]
+    assert load_encoder(f"{minilm_path}/", device="cpu") is encoders[2]

@@ -14,7 +14,6 @@ Unified models (COMETKiwi, XCOMET) encode joined sequences, which cannot be shar
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +40,7 @@ from opik_semantic_metrics.comet.models import (
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import as_list, check_text
 from opik_semantic_metrics.models.loading import resolve_device
+from opik_semantic_metrics.models.shared import LoadOnce
 
 __all__ = ["FAITHFUL_TO_COMET", "CometEngine", "CometResult", "ErrorSpan", "LoadedComet"]
 
@@ -70,9 +70,10 @@ class LoadedComet:
     device: torch.device
 
 
-_loaded: dict[tuple[str, str], LoadedComet] = {}
-_key_locks: dict[tuple[str, str], threading.Lock] = {}
-_registry_lock = threading.Lock()
+# Loaded models per weights file, and the LoadedComet of each spelling of the model over
+# them: a directory written with and without a trailing "/" shares one copy.
+_models: LoadOnce[tuple[str, str], RegressionModel | UnifiedModel] = LoadOnce()
+_loaded: LoadOnce[tuple[str, str], LoadedComet] = LoadOnce()
 
 
 def load_comet(model: str, device: torch.device) -> LoadedComet:
@@ -82,24 +83,21 @@ def load_comet(model: str, device: torch.device) -> LoadedComet:
         ModelUnavailableError: The model cannot be had or its checkpoint is unsafe.
         ValueError: It is of an unsupported class or setting.
     """
-    key = (model, str(device))
-    with _registry_lock:
-        if key in _loaded:
-            return _loaded[key]
-        key_lock = _key_locks.setdefault(key, threading.Lock())
-    with key_lock:
-        if key not in _loaded:
-            checkpoint = read_checkpoint(model)
-            _loaded[key] = LoadedComet(
-                name=model,
-                directory=checkpoint.directory,
-                revision=checkpoint.revision,
-                weights_path=checkpoint.weights_path,
-                hparams=checkpoint.hparams,
-                model=load_model(checkpoint, device),
-                device=device,
-            )
-        return _loaded[key]
+
+    def named() -> LoadedComet:
+        checkpoint = read_checkpoint(model)
+        weights = str(checkpoint.weights_path.resolve())
+        return LoadedComet(
+            name=model,
+            directory=checkpoint.directory,
+            revision=checkpoint.revision,
+            weights_path=checkpoint.weights_path,
+            hparams=checkpoint.hparams,
+            model=_models.get((weights, str(device)), lambda: load_model(checkpoint, device)),
+            device=device,
+        )
+
+    return _loaded.get((model, str(device)), named)
 
 
 def _check_items(

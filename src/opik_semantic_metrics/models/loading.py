@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedTokeniz
 from opik_semantic_metrics.errors import ModelUnavailableError
 from opik_semantic_metrics.models.packed_linear import cpu_has_native_bf16, pack_linear_layers
 from opik_semantic_metrics.models.registry import MINILM_HUB_ID, PACKAGED_MODEL_ALIASES
+from opik_semantic_metrics.models.shared import LoadOnce
 from opik_semantic_metrics.models.unpadded import (
     UnpaddedEncoder,
     pays_to_unpad,
@@ -380,9 +381,11 @@ class LoadedEncoder:
         return tuple(output.hidden_states)
 
 
-_encoders: dict[tuple[Any, ...], LoadedEncoder] = {}
-_key_locks: dict[tuple[Any, ...], threading.Lock] = {}
-_registry_lock = threading.Lock()
+# Loaded weights per place they come from, and the encoder of each spelling of the model
+# (its name goes into hashes and metadata) over them: a directory written with and
+# without a trailing "/", or the alias and the hub id, share one copy of the weights.
+_weights: LoadOnce[tuple[Any, ...], LoadedEncoder] = LoadOnce()
+_encoders: LoadOnce[tuple[Any, ...], LoadedEncoder] = LoadOnce()
 
 
 def load_encoder(
@@ -423,18 +426,19 @@ def load_encoder(
     torch_device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, torch_device)
     layer, num_layers = checked_layer(source, layer, trust_remote_code)
-    key = (source, layer, str(torch_device), torch_dtype, use_fast_tokenizer, trust_remote_code)
-    with _registry_lock:
-        if key in _encoders:
-            return _encoders[key]
-        key_lock = _key_locks.setdefault(key, threading.Lock())
-    with key_lock:
-        if key not in _encoders:
-            _encoders[key] = _load(
-                source, layer, num_layers, torch_device, torch_dtype, use_fast_tokenizer,
-                trust_remote_code,
-            )  # fmt: skip
-        return _encoders[key]
+    settings = (layer, str(torch_device), torch_dtype, use_fast_tokenizer, trust_remote_code)
+
+    def load() -> LoadedEncoder:
+        return _load(
+            source, layer, num_layers, torch_device, torch_dtype, use_fast_tokenizer,
+            trust_remote_code,
+        )  # fmt: skip
+
+    def named() -> LoadedEncoder:
+        loaded = _weights.get((source.location, *settings), load)
+        return loaded if loaded.name == source.name else replace(loaded, name=source.name)
+
+    return _encoders.get((source, *settings), named)
 
 
 def _load(
