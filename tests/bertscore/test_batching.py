@@ -19,6 +19,7 @@ from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.batching.lengths import length_batches
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.models.loading import LoadedEncoder
+from opik_semantic_metrics.models.packed_linear import cpu_has_native_bf16
 
 TOLERANCE = 1e-6
 
@@ -182,9 +183,11 @@ def test_every_metric_instance_shares_one_model_copy():
 
 def test_fast_mode_is_bf16_here_and_close_to_float32(pairs):
     candidates, references = pairs
-    fast = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", dtype="fast", cache=EmbeddingCache())
-    if fast.encoder.dtype == torch.float32:
+    # Decided by the hardware, not by the code under test: a fast mode broken into float32
+    # must fail here, not skip.
+    if not cpu_has_native_bf16():
         pytest.skip("this CPU has no native bf16: the fast mode is float32 here")
+    fast = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", dtype="fast", cache=EmbeddingCache())
     exact = _table(
         BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache()).score(
             candidates, references
@@ -251,3 +254,28 @@ def test_empty_texts_are_logged_for_a_whole_list_not_for_micro_batches(caplog):
         results = list(pool.map(engine.score_one, ["", *["A dog runs."] * 7], ["A cat."] * 8))
     assert caplog.records == []
     assert results[0].candidate_empty and results[0].f1 == 0.0
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"num_layers": 3}, {"num_layers": 6}, {"dtype": "bf16"}, {"num_layers": 6, "idf": True}],
+    ids=["layer-3", "layer-6", "bf16", "idf"],
+)
+def test_engines_sharing_one_cache_get_the_embeddings_of_their_own_settings(pairs, options):
+    """One process-wide cache serves every engine: what another layer or weight type put
+    in it for the same texts must not come back here."""
+    candidates, references = pairs[0][:20], pairs[1][:20]
+    shared = EmbeddingCache()
+    for other in ({"num_layers": 3}, {"num_layers": 6}, {"dtype": "bf16"}):
+        if other != options:
+            BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=shared, **other).score(
+                candidates, references
+            )
+
+    def scores(cache: EmbeddingCache) -> torch.Tensor:
+        engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=cache, **options)
+        if options.get("idf"):
+            engine.fit_idf(references)
+        return _table(engine.score(candidates, references))
+
+    assert (scores(shared) - scores(EmbeddingCache())).abs().max().item() <= TOLERANCE

@@ -138,3 +138,27 @@ def test_bad_result_files_are_a_clear_error(capsys, tmp_path, a, b, extra, expec
     assert captured.out == ""
     [line] = captured.err.splitlines()
     assert expected.format(a=path_a, b=path_b) in line
+
+
+def test_a_winner_without_significance_is_said_to_be_so(capsys, tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("0.5\n0.7\n0.6\n0.65\n")
+    b.write_text("0.5\n0.69\n0.61\n0.66\n")
+    assert main(["compare", str(a), str(b)]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    # B is ahead by 0.0025 on average, far inside the noise of four items.
+    assert last.startswith(f"{b} scores not significantly higher than {a} on score (")
+
+
+def test_the_seed_chooses_the_resamples(capsys, tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    scores_a, scores_b = [0.5, 0.7, 0.6, 0.65, 0.3], [0.52, 0.69, 0.61, 0.62, 0.35]
+    a.write_text("".join(f"{x}\n" for x in scores_a))
+    b.write_text("".join(f"{x}\n" for x in scores_b))
+    bootstraps = {}
+    for seed in (0, 7):
+        assert main(["compare", str(a), str(b), "--json", "--seed", str(seed)]) == 0
+        bootstraps[seed] = json.loads(capsys.readouterr().out)["bootstrap"]
+        expected = compare_systems(scores_a, scores_b, seed=seed).bootstrap
+        assert bootstraps[seed]["wins_a"] == expected.wins_a
+    assert bootstraps[0]["wins_a"] != bootstraps[7]["wins_a"]

@@ -84,9 +84,13 @@ def test_reference_free_models_ignore_references(name):
     engine = _engine(name)
     assert not engine.reads_references and not engine.requires_references
     with_references = engine.score(SOURCES, TRANSLATIONS, REFERENCES)
-    without = engine.score(SOURCES, TRANSLATIONS, REFERENCES)
+    without = engine.score(SOURCES, TRANSLATIONS, None)
     assert [r.score for r in with_references] == [r.score for r in without]
-    assert not any(r.used_reference for r in with_references)
+    assert not any(r.used_reference for r in with_references + without)
+    oracle = ORACLE["models"][name]  # unbabel-comet, without references
+    assert [r.score for r in without] == pytest.approx(
+        oracle["without_reference"]["scores"][:30], abs=1e-5
+    )
 
 
 def test_a_reference_model_without_a_reference_is_an_input_error():

@@ -148,3 +148,20 @@ def test_bad_settings_are_a_clear_error(options, message):
     if "resamples" in options:
         with pytest.raises(ValueError, match=message):
             bootstrap_interval(SYSTEM_A, **options)
+
+
+def test_bootstrap_p_value_is_twice_the_losing_share_worked_out_by_hand():
+    """Two items, A ahead by 1 on one and behind by 0.5 on the other. A resample draws
+    each of its two items from them with replacement: (1, 1) has mean 1, (-0.5, -0.5)
+    mean -0.5, and the two mixed draws mean 0.25. So A wins 3/4 of resamples, B 1/4,
+    and the two-sided p is 2 x 1/4 = 0.5."""
+    result = paired_bootstrap([1.0, 0.0], [0.0, 0.5], resamples=20_000)
+    assert result.wins_a / result.resamples == pytest.approx(0.75, abs=0.01)
+    assert result.wins_b / result.resamples == pytest.approx(0.25, abs=0.01)
+    assert result.ties == 0
+    assert result.p_value == pytest.approx(0.5, abs=0.02)
+    # A lead by 1 and a loss by 1: the mixed draws (half) tie, each side wins a quarter,
+    # the winner fails to win in 3/4, and the p-value 1.5 is capped at 1.
+    even = paired_bootstrap([1.0, 0.0], [0.0, 1.0], resamples=20_000)
+    assert even.ties / even.resamples == pytest.approx(0.5, abs=0.01)
+    assert even.p_value == 1.0

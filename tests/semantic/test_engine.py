@@ -43,11 +43,15 @@ def _reference_sentence_transformers_cosine(model, first: list[str], second: lis
     return (a * b).sum(dim=1).tolist()
 
 
-def _reference_sentence_transformers_word_f1(model, first: str, second: str) -> float:
-    """Word level from sentence-transformers' token embeddings, uniform weights."""
+def _reference_sentence_transformers_word_f1(
+    model, first: str, second: str, idf: dict[int, float] | None = None
+) -> float:
+    """Word level from sentence-transformers' token embeddings; pieces weigh ``idf[id]``
+    (1 for every piece without it)."""
 
-    def pieces(text: str) -> np.ndarray:
-        tokens = model.tokenizer.convert_ids_to_tokens(model.tokenizer(text)["input_ids"])
+    def pieces(text: str) -> tuple[np.ndarray, np.ndarray]:
+        ids = model.tokenizer(text)["input_ids"]
+        tokens = model.tokenizer.convert_ids_to_tokens(ids)
         states = model.encode(text, output_value="token_embeddings").numpy()
         keep = [
             i
@@ -55,10 +59,14 @@ def _reference_sentence_transformers_word_f1(model, first: str, second: str) -> 
             if token not in model.tokenizer.all_special_tokens and token.lstrip("#").isalnum()
         ]
         vectors = states[keep]
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        weights = np.array([1.0 if idf is None else idf[ids[i]] for i in keep])
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True), weights
 
-    sim = pieces(first) @ pieces(second).T
-    precision, recall = sim.max(axis=1).mean(), sim.max(axis=0).mean()
+    (a, a_weights), (b, b_weights) = pieces(first), pieces(second)
+    sim = a @ b.T
+    precision = (sim.max(axis=1) * a_weights).sum() / a_weights.sum()
+    recall = (sim.max(axis=0) * b_weights).sum() / b_weights.sum()
+    precision, recall = max(precision, 0.0), max(recall, 0.0)
     return float(2 * precision * recall / (precision + recall))
 
 
@@ -107,6 +115,45 @@ def test_contextual_word_level_equals_sentence_transformers_token_embeddings(
             sentence_transformer, clean_text(output), clean_text(reference)
         )
         assert result.word == pytest.approx(expected, abs=1e-5)
+
+
+def test_fitted_word_level_weighs_pieces_by_their_smoothed_idf(sentence_transformer):
+    """The idf weights reach the word level: against sentence-transformers' token
+    embeddings weighted by idf counted here, on the tokenizer's own pieces."""
+    references = [
+        "Heart attack",
+        "A person plays the guitar loudly.",
+        "Enlarged heart",
+        "The heart is enlarged.",
+        "A man plays a guitar.",
+    ]
+    pairs = [
+        ("Myocardial infarction of the heart", references[0]),
+        ("A man is playing a guitar.", references[1]),
+        ("Cardiomegaly", references[2]),
+    ]
+    engine = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache())
+    engine.fit(references)
+    tokenizer = sentence_transformer.tokenizer
+    documents = [set(tokenizer(text, add_special_tokens=False)["input_ids"]) for text in references]
+    vocabulary = {token_id for document in documents for token_id in document}
+    counted = {i: sum(i in document for document in documents) for i in vocabulary}
+
+    class Idf(dict):
+        def __missing__(self, token_id: int) -> float:  # a piece no reference has
+            return math.log(len(references) + 1) + 1
+
+    idf = Idf({i: math.log((len(references) + 1) / (df + 1)) + 1 for i, df in counted.items()})
+    results = engine.score([a for a, _ in pairs], [b for _, b in pairs])
+    for (output, reference), result in zip(pairs, results, strict=True):
+        expected = _reference_sentence_transformers_word_f1(
+            sentence_transformer, clean_text(output), clean_text(reference), idf
+        )
+        unweighted = _reference_sentence_transformers_word_f1(
+            sentence_transformer, clean_text(output), clean_text(reference)
+        )
+        assert result.word == pytest.approx(expected, abs=1e-5)
+        assert abs(expected - unweighted) > 1e-3  # the weights matter for these pairs
 
 
 def test_isolated_word_vectors_are_one_piece_sentence_embeddings(sentence_transformer):
