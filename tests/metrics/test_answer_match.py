@@ -273,6 +273,8 @@ def test_no_output_scores_zero(metric, output, flag):
         ("82%", math.inf, None, "got the number inf"),
         ("82%", "82%", "percent", "answer_format"),
         ([[[[["x"]]]]], "x", None, "nested deeper"),
+        ("caf\udce9", "café", None, "the output to be valid Unicode text, found the unpaired"),
+        ("café", "caf\udce9", None, "the reference to be valid Unicode text"),
     ],
 )
 def test_what_is_not_an_answer_raises_metric_computation_error(

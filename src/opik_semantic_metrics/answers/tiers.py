@@ -82,6 +82,7 @@ from opik_semantic_metrics.answers.normalize import (
     prepare,
 )
 from opik_semantic_metrics.errors import InputError, shown
+from opik_semantic_metrics.inputs import check_text
 
 Method = Literal["exact", "normalized", "numeric", "list", "not_answerable", "semantic", "no_match"]
 #: The tiers, in the order they are tried.
@@ -642,7 +643,8 @@ def _read_answer(value: object, side: str) -> _Answer:
     if isinstance(value, bool):
         value = str(value)
     if isinstance(value, str):
-        text = value.strip()
+        # Checked as every metric checks a text (an unpaired surrogate is an error).
+        text = check_text(value, f"the {side}").strip()
         number = parse_number(text)
         if not looks_like_list(text):
             return _Answer(text, number)
