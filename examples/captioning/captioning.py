@@ -149,8 +149,49 @@ def caption_metrics(
     """BERTScore and SemanticMatch, the latter fitted on every reference caption of ``items``
     (an item's ``reference``: a list of captions, or one caption as a string)."""
     semantic_match = BestReferenceSemanticMatch(model=model, device=device, track=track)
-    semantic_match.fit([caption for item in items for caption in _captions(item["reference"])])
+    captions = [caption for item in items for caption in _captions(item["reference"])]
+    # The fit needs two different captions to estimate the paragraph baseline; with
+    # fewer (one image, or one caption everywhere), the metric keeps its defaults.
+    if len({caption for caption in captions if caption.strip()}) >= 2:
+        semantic_match.fit(captions)
     return [BERTScore(model=model, device=device, track=track), semantic_match]
+
+
+def read_items(path: Path) -> list[dict[str, Any]]:
+    """The items of a JSON lines file: each an ``image`` (a path or an http(s) URL) and a
+    ``reference`` (a caption, or a list of captions).
+
+    Raises:
+        ValueError: The file cannot be read, a line is not such an item, or a local
+            image is missing (found before any model loads, not in the middle of a run).
+    """
+    try:
+        lines = path.read_text("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"cannot read the items file {path}: {error}") from None
+    items = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}, line {number}: not JSON ({error})") from None
+        reference = item.get("reference") if isinstance(item, dict) else None
+        references = _captions(reference) if isinstance(reference, str | list) else []
+        if not isinstance(item, dict) or not isinstance(item.get("image"), str):
+            raise ValueError(f'{path}, line {number}: expected an object with an "image" string')
+        if not references or not all(isinstance(caption, str) for caption in references):
+            raise ValueError(
+                f'{path}, line {number}: expected a "reference" caption or list of captions'
+            )
+        image = item["image"]
+        if not image.startswith(("http://", "https://")) and not Path(image).is_file():
+            raise ValueError(f"{path}, line {number}: there is no image file {image}")
+        items.append(item)
+    if not items:
+        raise ValueError(f"{path} holds no items")
+    return items
 
 
 def _captions(reference: str | Sequence[str]) -> list[str]:
@@ -287,11 +328,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ["OPIK_TRACK_DISABLE"] = "true"
         opik.set_tracing_active(False)
         logging.getLogger("opik").setLevel(logging.ERROR)
-    items = (
-        [json.loads(line) for line in Path(args.items).read_text("utf-8").splitlines() if line]
-        if args.items
-        else [dict(item) for item in EXAMPLE_ITEMS]
-    )
+    try:
+        items = read_items(Path(args.items)) if args.items else [dict(i) for i in EXAMPLE_ITEMS]
+    except ValueError as error:
+        print(f"Cannot use --items: {error}", file=sys.stderr)
+        return 2
     try:
         captioner = Captioner(args.model, device=args.device)
     except (OSError, ValueError) as error:  # huggingface_hub rejects a path as a repo id

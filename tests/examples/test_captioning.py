@@ -295,3 +295,49 @@ def test_a_model_that_cannot_be_loaded_is_a_message_not_a_traceback(
     error = capsys.readouterr().err
     assert error.startswith(f"Cannot load {name!r}: ")
     assert "Pass --model with a downloaded BLIP directory" in error
+
+
+@pytest.fixture(scope="module")
+def blip_directory(tmp_path_factory) -> Path:
+    return build_tiny_blip(tmp_path_factory.mktemp("blip-main"))
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (None, "cannot read the items file"),
+        (["not json"], "line 1: not JSON"),
+        (['{"reference": "A cat."}'], 'line 1: expected an object with an "image" string'),
+        (['{"image": "IMAGE"}'], 'line 1: expected a "reference" caption or list of captions'),
+        (['{"image": "IMAGE", "reference": "A cat."}', '{"image": "no.png", "reference": "x"}'],
+         "line 2: there is no image file no.png"),
+        ([""], "holds no items"),
+    ],
+)  # fmt: skip
+def test_a_bad_items_file_is_a_message_before_any_model_loads(
+    monkeypatch, tmp_path, capsys, image_folder, lines, message
+):
+    monkeypatch.setenv("OPIK_TRACK_DISABLE", "true")  # main sets it; restored after the test
+    path = tmp_path / "items.jsonl"
+    if lines is not None:
+        image = str(image_folder / "red.png").replace("\\", "/")
+        path.write_text("\n".join(line.replace("IMAGE", image) for line in lines), "utf-8")
+    arguments = ["--model", "no-such-model", "--items", str(path), "--output", str(tmp_path)]
+    assert captioning.main(arguments) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("Cannot use --items: ") and message in error
+
+
+def test_a_single_image_with_one_caption_runs(
+    monkeypatch, tmp_path, capsys, image_folder, blip_directory
+):
+    """One caption cannot fit SemanticMatch's paragraph baseline: the run goes on unfitted."""
+    monkeypatch.setenv("OPIK_TRACK_DISABLE", "true")
+    path = tmp_path / "items.jsonl"
+    item = {"image": str(image_folder / "red.png"), "reference": "A red square."}
+    path.write_text(json.dumps(item) + "\n", "utf-8")
+    arguments = ["--model", str(blip_directory), "--items", str(path), "--device", "cpu"]
+    assert captioning.main([*arguments, "--output", str(tmp_path / "report")]) == 0
+    out = capsys.readouterr().out
+    assert (tmp_path / "report" / "report.html").is_file()
+    assert re.search(r"semantic_match\s+blip-\S+\s+1\s+0\s", out)
