@@ -37,11 +37,13 @@ the result metadata says which applies. The fitted state saves to and loads from
   and "no"), the answers are identical and score 1.0 (``same_stop_words``); texts of
   punctuation alone have no words, so "?" against "?" scores 0.0.
 - an output or reference none of whose words the model's vocabulary holds (its tokenizer
-  gives only [UNK], as MiniLM's for Chinese or Amharic): 0.0 (``unknown_words_output``,
+  gives only [UNK], as MiniLM's for Amharic): 0.0 (``unknown_words_output``,
   ``unknown_words_reference``), for the model cannot read it: every such text of one
-  length has the same embedding, so "hello" and "goodbye" in Chinese would score as
+  length has the same embedding, so "hello" and "goodbye" in Amharic would score as
   alike as the same word twice. Two such texts with the same words are identical and
-  score 1.0 (``same_unknown_words``). A text with some known words is scored on those.
+  score 1.0 (``same_unknown_words``). A text with some known pieces is scored on those,
+  which guards nothing when most are unknown (MiniLM reads the Chinese "I like cats" and
+  "I hate dogs" alike, one known character and three [UNK]s, and scores them 1.0).
 
 Non-strings, a list reference that is empty or holds non-strings, and mismatched lengths
 raise :class:`~opik_semantic_metrics.errors.InputError`. A text longer than the model's
