@@ -396,6 +396,9 @@ def main() -> None:
     parser.add_argument("--case", help=argparse.SUPPRESS)
     parser.add_argument("--rotation", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.case == "peak":
+        print(json.dumps({"gflops": sgemm_gflops()}))
+        return
     if args.case:
         figures = run_case(args.case, args.pairs, args.subset, args.device, args.rotation)
         print(json.dumps(figures))
@@ -403,12 +406,16 @@ def main() -> None:
 
     import torch
 
-    references, system_a, _system_b = workload(args.pairs)
+    references, system_a, system_b = workload(args.pairs)
     runs: dict[str, list[dict[str, float]]] = {case: [] for case in "abcdfghijk"}
+    peaks = []
     for round_index in range(args.rounds):
         for case in "abcdfghijk":
             runs[case].append(_spawn(case, args, round_index))
             print(f"round {round_index + 1}: ({case}) done", file=sys.stderr)
+        # The matmul peak in a fresh process each round, as the cases run: one measurement
+        # on a machine whose neighbours come and go can fall to half the peak.
+        peaks.append(run_fresh(__file__, ["--case", "peak"])["gflops"])
 
     def median(case: str, key: str = "seconds") -> float:
         return statistics.median(run[key] for run in runs[case])
@@ -425,7 +432,9 @@ def main() -> None:
         "i": args.pairs / median("i"),
     }
     gflop = workload_gflop(system_a + references)
-    peak = sgemm_gflops()
+    # The second experiment encodes only its outputs: the references come from the cache.
+    gflop_of = {case: gflop for case in pairs_per_s} | {"e": workload_gflop(system_b)}
+    peak = max(peaks)
     f1_exact = torch.tensor(runs["d"][0]["f1"])
     f1_fast = torch.tensor(runs["f"][0]["f1"])
     labels = {
@@ -445,15 +454,17 @@ def main() -> None:
         f"median of {args.rounds} rounds"
     )
     print(
-        f"float32 matmul peak (best of MKL and oneDNN): {peak:.0f} GFLOP/s; "
-        f"workload: {gflop:.1f} GFLOP of encoder work\n"
+        f"float32 matmul peak (best of MKL and oneDNN, best of {len(peaks)} rounds): "
+        f"{peak:.0f} GFLOP/s; workload: {gflop:.1f} GFLOP of encoder work "
+        f"({gflop_of['e']:.1f} in (e), whose references are cached; (f)'s bfloat16 work is "
+        f"set against the float32 peak)\n"
     )
     print(f"{'case':<48} {'pairs/s':>8} {'x (a)':>7} {'GFLOP/s':>8} {'% peak':>7} {'RSS MiB':>8}")
     for case, label in labels.items():
         speed = pairs_per_s[case]
         rss_case = "c" if case == "e" else case
         rss = statistics.median(run["peak_rss_mib"] for run in runs[rss_case])
-        gflops = gflop * speed / args.pairs
+        gflops = gflop_of[case] * speed / args.pairs
         work = f"{gflops:8.1f} {100 * gflops / peak:6.0f}%" if case != "h" else f"{'-':>8} {'-':>7}"
         ratio = speed / pairs_per_s["a"]
         print(f"({case}) {label:<44} {speed:8.1f} {ratio:7.2f} {work} {rss:8.0f}")
