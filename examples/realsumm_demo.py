@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import opik
+from opik.exceptions import MetricComputationError
 from transformers.utils import logging as transformers_logging
 
 from opik_semantic_metrics import AnswerMatch, BERTScore, SemanticMatch
@@ -156,16 +157,25 @@ def correlations(
 def answer_match_note(documents: Sequence[Document]) -> str:
     """Why AnswerMatch is left out, with the count that shows it."""
     answer_match = AnswerMatch(track=False)
-    matches = sum(
-        answer_match.score(output=document.summaries[system], reference=document.reference).value
-        for document in documents
-        for system in SYSTEMS
-    )
+    outcomes = []
+    for document in documents:
+        for system in SYSTEMS:
+            try:
+                result = answer_match.score(
+                    output=document.summaries[system], reference=document.reference
+                )
+            except MetricComputationError:  # a text it cannot read, as the other metrics
+                outcomes.append(None)
+            else:
+                outcomes.append(result.value == 1.0)
+    checked = [outcome for outcome in outcomes if outcome is not None]
+    unread = len(outcomes) - len(checked)
     return (
         "AnswerMatch is not applied: it judges short answers (exact, normalised, numeric, "
         "list and not-answerable tiers, for QA items with an answer_format), and a "
         f"multi-sentence summary does not match a reference summary under any of them "
-        f"(checked: {matches:.0f} of the {len(documents) * len(SYSTEMS)} summaries match)."
+        f"(checked: {sum(checked)} of the {len(checked)} summaries match"
+        + (f"; {unread} could not be read)." if unread else ").")
     )
 
 

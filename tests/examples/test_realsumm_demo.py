@@ -208,6 +208,8 @@ def test_a_failed_score_is_reported_in_the_output_and_the_report(monkeypatch, tm
         assert demo.main(["--output", str(tmp_path)]) == 0
     expected = f"t5-base: bertscore on article {broken.doc_id}; t5-base: semantic_match on"
     assert expected in printed.getvalue()
+    # AnswerMatch cannot read it either: counted apart, not as a mismatch.
+    assert "(checked: 0 of the 8 summaries match; 1 could not be read)." in printed.getvalue()
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert expected in html
     # The summary table counts the article left out of each metric's comparison.
