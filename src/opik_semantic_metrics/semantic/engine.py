@@ -428,12 +428,9 @@ class SemanticMatchEngine:
         return cut
 
     def _encode_pieces(self, keys: list[str]) -> list[torch.Tensor]:
-        """The isolated vector of each word piece (its id as text), encoded on its own."""
-        vectors: list[torch.Tensor] = []
-        while len(vectors) < len(keys):
-            batch = keys[len(vectors) : len(vectors) + self._forward_batch_size.size]
-            vectors.extend(self._forward_batch_size.run(self._encode_piece_batch, batch))
-        return vectors
+        """The isolated vector of each word piece (its id as text), encoded on its own, in
+        batches of the size known to fit (:meth:`HalvingBatchSize.run` cuts the list)."""
+        return self._forward_batch_size.run(self._encode_piece_batch, keys)
 
     def _encode_piece_batch(self, keys: list[str]) -> list[torch.Tensor]:
         before, after = self._frame
