@@ -191,3 +191,25 @@ def test_every_spelling_of_one_model_directory_shares_the_loaded_model():
     engines = [CometEngine(spelling, device="cpu") for spelling in spellings]
     assert len({id(engine.loaded.model) for engine in engines}) == 1
     assert [engine.loaded.name for engine in engines] == spellings
+
+
+@pytest.mark.parametrize("name", ["regression-xlmr", "xcomet"])
+def test_scores_do_not_depend_on_the_batch_size(name):
+    # batch_size=1 runs every text alone; 4 runs several batches side by side on the CPU
+    # (batching/cpu_parallel.py); 64 runs the whole list as one batch.
+    runs = {
+        size: _engine(name, batch_size=size, cache=EmbeddingCache()).score(*ITEMS)
+        for size in (1, 4, 64)
+    }
+    for size in (4, 64):
+        assert [r.score for r in runs[size]] == pytest.approx([r.score for r in runs[1]], abs=1e-6)
+        for ours, alone in zip(runs[size], runs[1], strict=True):
+            spans, spans_alone = ours.error_spans or (), alone.error_spans or ()
+            assert [(s.text, s.severity, s.start, s.end) for s in spans] == [
+                (s.text, s.severity, s.start, s.end) for s in spans_alone
+            ]
+            assert [s.confidence for s in spans] == pytest.approx(
+                [s.confidence for s in spans_alone], abs=1e-6
+            )
+    spans_found = sum(len(r.error_spans or ()) for r in runs[1])
+    assert name != "xcomet" or spans_found > 10

@@ -25,13 +25,14 @@ minor 1, major 5, critical 10, caps at 25 and maps to ``(25 - penalty) / 25``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import torch
 
-from opik_semantic_metrics.batching.lengths import length_batches, padded_batch
+from opik_semantic_metrics.batching.cpu_parallel import map_longest_first
+from opik_semantic_metrics.batching.lengths import padded_batch
 from opik_semantic_metrics.batching.memory import HalvingBatchSize
 from opik_semantic_metrics.comet.checkpoint import CometCheckpoint, CometHparams, resolve_pretrained
 from opik_semantic_metrics.comet.encoder import (
@@ -55,8 +56,6 @@ SPAN_INPUT_WEIGHTS = (0.1667, 0.3333, 0.5)
 #: MQM penalty per error severity, the cap, and the scale of the MQM-like score.
 MQM_PENALTIES = {"minor": 1, "major": 5, "critical": 10}
 MQM_CAP = 25
-
-ResultT = TypeVar("ResultT")
 
 
 @dataclass(frozen=True)
@@ -105,21 +104,6 @@ class SentenceEmbedding:
 
     embedding: torch.Tensor
     truncated: bool
-
-
-def _in_length_batches(
-    forward: Callable[[list[int]], list[ResultT]],
-    lengths: Sequence[int],
-    batch_size: HalvingBatchSize,
-) -> list[ResultT]:
-    """``forward`` on batches of indices of similar length (``batching/lengths.py``), its
-    results back in index order; a batch that runs out of memory is halved
-    (``batching/memory.py``)."""
-    outputs: list[ResultT | None] = [None] * len(lengths)
-    for batch in length_batches(lengths, batch_size.size):
-        for index, output in zip(batch, batch_size.run(forward, batch), strict=True):
-            outputs[index] = output
-    return outputs  # type: ignore[return-value]
 
 
 class CometModel:
@@ -208,22 +192,32 @@ class RegressionModel(CometModel):
             # COMET's BERT encoder has no pooler: its "default" pooling has nothing to read.
             raise ValueError("COMET cannot pool 'default' with a BERT encoder.")
 
-    @torch.inference_mode()
     def embed(self, texts: Sequence[str], batch_size: HalvingBatchSize) -> list[SentenceEmbedding]:
-        """Pooled sentence embedding of each text, in order."""
-        tokenized = self.encoder.tokenizer.encode(texts)
-        pad_id = self.encoder.tokenizer.pad_id
+        """Pooled sentence embedding of each text, in order.
 
-        def forward(batch: list[int]) -> list[SentenceEmbedding]:
-            ids, mask = padded_batch([tokenized[i].ids for i in batch], pad_id, self.device)
+        Texts run in batches of similar token count, longest first
+        (``batching/lengths.py``); on the CPU the batches run side by side on
+        single-threaded workers (``batching/cpu_parallel.py``); a batch that runs out of
+        memory is halved (``batching/memory.py``).
+        """
+        return map_longest_first(
+            functools.partial(batch_size.run, self._embed_batch),
+            self.encoder.tokenizer.encode(texts),
+            batch_size=batch_size.size,
+            length=lambda text: len(text.ids),
+            device=self.device,
+        )
+
+    def _embed_batch(self, batch: list[TokenizedText]) -> list[SentenceEmbedding]:
+        pad_id = self.encoder.tokenizer.pad_id
+        # Grad mode is per thread: a worker of map_longest_first enters inference mode itself.
+        with torch.inference_mode():
+            ids, mask = padded_batch([text.ids for text in batch], pad_id, self.device)
             hidden = self.encoder.hidden_states(ids, mask)
             pooled = self._pool(ids, mask, hidden).float().cpu()
-            return [
-                SentenceEmbedding(pooled[row].clone(), tokenized[index].truncated)
-                for row, index in enumerate(batch)
-            ]
-
-        return _in_length_batches(forward, [len(item.ids) for item in tokenized], batch_size)
+        return [
+            SentenceEmbedding(pooled[row].clone(), text.truncated) for row, text in enumerate(batch)
+        ]
 
     def _pool(
         self, ids: torch.Tensor, mask: torch.Tensor, hidden: Sequence[torch.Tensor]
@@ -317,23 +311,34 @@ class UnifiedModel(CometModel):
             token_types = tuple(0 if position < first else 1 for position in range(len(joined)))
         return tuple(joined), token_types, truncated
 
-    @torch.inference_mode()
     def _run(
         self,
         sequences: Sequence[_JointSequence],
-        lengths: Sequence[int],
+        mt_lengths: Sequence[int],
         batch_size: HalvingBatchSize,
     ) -> list[tuple[torch.Tensor, torch.Tensor | None]]:
-        """Per sequence: score, and tag probabilities over its ``lengths[i]`` first tokens."""
-        pad_id = self.encoder.tokenizer.pad_id
+        """Per sequence: score, and tag probabilities over its ``mt_lengths[i]`` first
+        tokens (the translation's). Batched as :meth:`RegressionModel.embed` batches."""
+        return map_longest_first(
+            functools.partial(batch_size.run, self._run_batch),
+            list(zip(sequences, mt_lengths, strict=True)),
+            batch_size=batch_size.size,
+            length=lambda item: len(item[0].ids),
+            device=self.device,
+        )
 
-        def forward(batch: list[int]) -> list[tuple[torch.Tensor, torch.Tensor | None]]:
-            ids, mask = padded_batch([sequences[i].ids for i in batch], pad_id, self.device)
+    def _run_batch(
+        self, batch: list[tuple[_JointSequence, int]]
+    ) -> list[tuple[torch.Tensor, torch.Tensor | None]]:
+        pad_id = self.encoder.tokenizer.pad_id
+        # Grad mode is per thread: a worker of map_longest_first enters inference mode itself.
+        with torch.inference_mode():
+            ids, mask = padded_batch([sequence.ids for sequence, _ in batch], pad_id, self.device)
             token_types = None
             if self.encoder.family.token_types:
                 # Padding continues the last type, 1, as in COMET.
                 token_types, _ = padded_batch(
-                    [sequences[i].token_types or () for i in batch], 1, self.device
+                    [sequence.token_types or () for sequence, _ in batch], 1, self.device
                 )
             hidden = self.encoder.hidden_states(ids, mask, token_types)
             scores = self.estimator(self._sentence_states(hidden, mask)[:, 0]).view(-1).cpu()
@@ -341,17 +346,13 @@ class UnifiedModel(CometModel):
             if self.tagger is not None:
                 logits = self.tagger(hidden[self.hparams.word_layer])
                 probabilities = torch.softmax(logits, dim=2).cpu()
-            outputs: list[tuple[torch.Tensor, torch.Tensor | None]] = []
-            for row, index in enumerate(batch):
-                tags = None
-                if probabilities is not None:
-                    tags = probabilities[row, : min(lengths[index], ids.shape[1])]
-                outputs.append((scores[row], tags))
-            return outputs
-
-        return _in_length_batches(
-            forward, [len(sequence.ids) for sequence in sequences], batch_size
-        )
+        outputs: list[tuple[torch.Tensor, torch.Tensor | None]] = []
+        for row, (_, mt_length) in enumerate(batch):
+            tags = None
+            if probabilities is not None:
+                tags = probabilities[row, : min(mt_length, ids.shape[1])]
+            outputs.append((scores[row], tags))
+        return outputs
 
     def score(
         self,
