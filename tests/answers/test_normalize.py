@@ -186,6 +186,12 @@ def test_number_from_value_keeps_the_float_that_was_written():
         ("100", "101", {}, False),
         ("100", "101", {"relative_tolerance": Decimal("0.01")}, True),
         ("100", "102", {"relative_tolerance": Decimal("0.01")}, False),
+        # Relative to the larger magnitude (5% of 1052 is 52.6, of 1000 only 50), in
+        # either order, and not beyond it (5% of 1053 is 52.65 < 53).
+        ("1052", "1000", {"relative_tolerance": Decimal("0.05")}, True),
+        ("1000", "1052", {"relative_tolerance": Decimal("0.05")}, True),
+        ("-1052", "-1000", {"relative_tolerance": Decimal("0.05")}, True),
+        ("1053", "1000", {"relative_tolerance": Decimal("0.05")}, False),
         ("82%", "0.82", {}, False),
         ("82%", "0.82", {"percent_as_fraction": True}, True),
         ("82%", "0.8", {"percent_as_fraction": True}, False),

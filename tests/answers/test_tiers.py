@@ -94,6 +94,17 @@ def test_tolerance_options():
     assert not relative.match("1060", "1000").matched
 
 
+def test_relative_tolerance_is_relative_to_the_larger_number():
+    # As documented: |a - b| <= relative_tolerance * max(|a|, |b|). 5% of 1052 is 52.6
+    # and 5% of 1000 is 50, so the difference 52 matches only against the larger.
+    relative = AnswerMatcher(tolerance=0.0, relative_tolerance=0.05)
+    for output, reference in [("1052", "1000"), ("1000", "1052"), ("-1000", "-1052")]:
+        result = relative.match(output, reference, answer_format="Int")
+        assert result.matched and result.method == "numeric", (output, reference)
+        assert "or 5.00% of the larger: " in result.reason
+    assert not relative.match("1053", "1000").matched  # 52.65 < 53
+
+
 def test_percent_as_fraction_only_when_asked():
     assert not AnswerMatcher().match("0.82", "82%", answer_format="Float").matched
     result = AnswerMatcher(percent_as_fraction=True).match("0.82", "82%", answer_format="Float")

@@ -52,6 +52,25 @@ def test_least_recently_used_entries_go_first_when_over_the_bound():
     assert encode.calls[-1] == ["b"]
 
 
+def test_storing_a_key_twice_counts_its_bytes_once_and_eviction_still_holds():
+    # Two callers that miss the same text at once both compute and store it (compute runs
+    # without the lock); here the second store happens inside the first's compute.
+    cache, encode = EmbeddingCache(max_bytes=2 * ENTRY), Encoder()
+
+    def compute_while_another_caller_stores(texts: list[str]) -> list[torch.Tensor]:
+        cache.get_or_compute("ns", texts, encode)
+        return encode(texts)
+
+    cache.get_or_compute("ns", ["a"], compute_while_another_caller_stores)
+    assert encode.calls == [["a"], ["a"]]  # stored twice
+    assert (len(cache), cache.bytes_used) == (1, ENTRY)
+    cache.get_or_compute("ns", ["b"], encode)
+    assert (len(cache), cache.bytes_used) == (2, 2 * ENTRY)  # both fit: nothing evicted
+    cache.get_or_compute("ns", ["c"], encode)  # evicts "a", the least recently used
+    assert (len(cache), cache.bytes_used) == (2, 2 * ENTRY)
+    assert list(cache.lookup("ns", ["a", "b", "c"])) == ["b", "c"]
+
+
 def test_resize_to_zero_turns_caching_off():
     cache, encode = EmbeddingCache(), Encoder()
     cache.get_or_compute("ns", ["a"], encode)

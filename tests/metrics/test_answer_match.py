@@ -82,6 +82,17 @@ def test_settings_reach_the_matcher():
     assert AnswerMatch(name="qa", track=False).score(output="a", reference="a").name == "qa"
 
 
+def test_relative_tolerance_reaches_the_matcher():
+    # 1052 against 1000 differs by 52: within 5% of the larger (52.6), not of 1000 (50),
+    # and far outside the default absolute 0.01.
+    relative = AnswerMatch(tolerance=0.0, relative_tolerance=0.05, track=False)
+    assert AnswerMatch(track=False).score(output="1052", reference="1000").value == 0.0
+    for output, reference in [("1052", "1000"), ("1000", "1052")]:
+        result = relative.score(output=output, reference=reference, answer_format="Int")
+        assert (result.value, result.metadata["method"]) == (1.0, "numeric")
+    assert relative.score(output="1053", reference="1000").value == 0.0
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -95,6 +95,49 @@ def test_multi_reference_takes_the_best(metric):
     assert f1.metadata["best_reference"] == 1
 
 
+def test_multi_reference_explains_the_reference_with_the_best_f1(metric):
+    # Each reference is best on one score alone (MiniLM: P, R, F1 of the output against it
+    # in the comments), so choosing by P or R would name another reference. P, R and F1
+    # are each the maximum over the references (bert_score's rule), so here they come from
+    # three different references.
+    output = "A dog runs in the park."
+    references = [
+        "A dog runs in the park with a ball.",  # 0.947 0.838 0.889: best P
+        "Dog runs park.",  # 0.826 0.949 0.884: best R
+        "A puppy runs in the park.",  # 0.901 0.901 0.901: best F1
+    ]
+    singles = [metric.score(output=output, reference=reference) for reference in references]
+    f1, precision, recall = metric.score(output=output, reference=references)
+    assert f1.metadata["best_reference"] == 2
+    # Batched with other texts, scores differ from the single ones by float rounding.
+    assert f1.value == pytest.approx(singles[2][0].value, abs=1e-6)
+    assert precision.value == pytest.approx(singles[0][1].value, abs=1e-6)
+    assert recall.value == pytest.approx(singles[1][2].value, abs=1e-6)
+    # The best and weakest token matches are those against the chosen reference.
+    for key in ("best_match", "worst_match"):
+        chosen = singles[2][0].metadata[key]
+        assert f1.metadata[key] == {**chosen, "similarity": pytest.approx(chosen["similarity"])}
+    assert f1.metadata["worst_match"]["reference_token"] == "puppy"
+
+
+def test_multi_reference_flags_a_cut_reference_even_when_another_is_chosen(metric):
+    # reference_truncated says that at least one of the references was cut (the engine's
+    # BERTScoreResult documents it so): P, R and F1 can each come from a different
+    # reference, so a cut one may have given a score. Here the long reference is neither
+    # the first nor the chosen one.
+    output = "A dog runs."
+    long_reference = "word " * 700
+    f1, _, _ = metric.score(output=output, reference=["A dog is running.", long_reference])
+    assert f1.metadata["best_reference"] == 0
+    assert f1.metadata["reference_truncated"] is True
+    assert f1.metadata["candidate_truncated"] is False
+    assert "reference cut to 512 tokens" in f1.reason
+    # The same references without the long one: nothing is flagged.
+    short, _, _ = metric.score(output=output, reference=["A dog is running.", "Word, word."])
+    assert short.metadata["reference_truncated"] is False
+    assert "cut to" not in short.reason
+
+
 def test_long_texts_are_cut_and_flagged(metric):
     long_text = "word " * 700
     f1, _, _ = metric.score(output=long_text, reference="A short reference.")

@@ -6,6 +6,7 @@ import importlib
 import json
 import math
 import os
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from opik.exceptions import MetricComputationError
 from scipy import stats as scipy_stats
 
 from opik_semantic_metrics import COMET
+from opik_semantic_metrics.comet.encoder import CometEncoder
 from opik_semantic_metrics.compare.stats import compare_systems
 from opik_semantic_metrics.metrics.corpus import compare
 
@@ -79,6 +81,64 @@ def test_xcomet_results_carry_the_error_spans(xcomet):
     qe = xcomet.score(input=segment["src"], output=segment["mt"])
     assert qe.value == pytest.approx(_oracle("xcomet", "without_reference")[index], abs=1e-5)
     assert qe.metadata["used_reference"] is False
+
+
+def test_xcomet_results_carry_the_engines_partial_scores_and_severity_counts(xcomet):
+    # A segment whose spans have three severities, so the reason's counts can be wrong in
+    # more ways than their total.
+    metadata = ORACLE["models"]["xcomet"]["with_reference"]["metadata"]
+    index = next(
+        i
+        for i, spans in enumerate(metadata["error_spans"])
+        if len({span["severity"] for span in spans}) == 3
+    )
+    segment = SEGMENTS[index]
+    result = xcomet.score(input=segment["src"], output=segment["mt"], reference=segment["ref"])
+    assert result.name == "xcomet"
+    assert result.metadata["partial_scores"] == {
+        "src": pytest.approx(metadata["src_scores"][index], abs=1e-5),
+        "ref": pytest.approx(metadata["ref_scores"][index], abs=1e-5),
+        "unified": pytest.approx(metadata["unified_scores"][index], abs=1e-5),
+        "mqm": pytest.approx(metadata["mqm_scores"][index], abs=1e-5),
+    }
+    counts = Counter(span["severity"] for span in metadata["error_spans"][index])
+    described = ", ".join(f"{count} {severity}" for severity, count in counts.items())
+    assert f"; {sum(counts.values())} error spans ({described})." in result.reason
+    # Without a reference only the source sequence is scored.
+    qe = xcomet.score(input=segment["src"], output=segment["mt"])
+    without = ORACLE["models"]["xcomet"]["without_reference"]["metadata"]
+    assert qe.metadata["partial_scores"] == {
+        "src": pytest.approx(without["src_scores"][index], abs=1e-5),
+        "mqm": pytest.approx(without["mqm_scores"][index], abs=1e-5),
+    }
+    assert [span["confidence"] for span in qe.metadata["error_spans"]] == pytest.approx(
+        [span["confidence"] for span in without["error_spans"][index]], abs=1e-5
+    )
+
+
+def test_batch_size_reaches_the_engine(monkeypatch):
+    real = CometEncoder.hidden_states
+    passes: list[int] = []
+
+    def counted(self, input_ids, attention_mask, *rest):
+        passes.append(input_ids.shape[0])
+        return real(self, input_ids, attention_mask, *rest)
+
+    monkeypatch.setattr(CometEncoder, "hidden_states", counted)
+    segments = SEGMENTS[:6]
+    for batch_size, tag in ((2, "small"), (16, "default")):
+        passes.clear()
+        metric = COMET(str(FIXTURES / "regression-xlmr"), batch_size, device="cpu", track=False)
+        # Translations no earlier test encoded, so the shared cache cannot skip the passes.
+        translations = [f"{segment['mt']} ({tag} batches)" for segment in segments]
+        results = metric.score_batch(
+            [s["src"] for s in segments], translations, [s["ref"] for s in segments]
+        )
+        assert len(results) == 6 and sum(passes) >= 6
+        if batch_size == 2:
+            assert max(passes) <= 2
+        else:
+            assert max(passes) > 2  # so the bound above is the option's doing
 
 
 @pytest.mark.parametrize(

@@ -257,3 +257,67 @@ def test_isolated_token_vectors_are_available():
     )
     assert result.metadata["word"] == pytest.approx(engine_isolated.word, abs=1e-6)
     assert abs(engine_isolated.word - in_context.word) > 1e-3
+
+
+def _engine_score(output: str, reference: str, **options) -> float:
+    [result] = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu", **options).score(
+        [output], [reference]
+    )
+    return result.score
+
+
+def test_snap_reaches_the_engine():
+    # Two paraphrases just under the default snap (0.95) and one just over it: a lower
+    # snap must lift the first to 1.0, and snap=None must leave the second unsnapped.
+    near = ("A dog runs.", "A dog is running.")
+    over = ("A man plays a guitar.", "A man is playing the guitar.")
+    default = SemanticMatch(device="cpu", track=False)
+    assert 0.9 < default.score(output=near[0], reference=near[1]).value < 0.95
+    assert default.score(output=over[0], reference=over[1]).value == 1.0
+
+    low = SemanticMatch(snap=0.9, device="cpu", track=False)
+    result = low.score(output=near[0], reference=near[1])
+    assert result.value == 1.0 == _engine_score(*near, snap=0.9)
+    assert result.metadata["snapped"] is True and result.metadata["snap"] == 0.9
+    assert "snapped to 1.0 (>= 0.9)" in result.reason
+
+    never = SemanticMatch(snap=None, device="cpu", track=False)
+    result = never.score(output=over[0], reference=over[1])
+    assert 0.9 < result.value < 1.0
+    assert result.value == _engine_score(*over, snap=None)
+    assert result.metadata["snapped"] is False and result.metadata["snap"] is None
+
+
+def test_a_fixed_paragraph_baseline_reaches_the_engine_and_survives_fitting(stsb_pairs):
+    output, reference = "Heart attack", "Myocardial infarction"
+    default = SemanticMatch(device="cpu", track=False).score(output=output, reference=reference)
+    fixed = SemanticMatch(paragraph_baseline=0.3, device="cpu", track=False)
+    result = fixed.score(output=output, reference=reference)
+    meta = result.metadata
+    assert (meta["paragraph_baseline"], meta["paragraph_baseline_source"]) == (0.3, "fixed")
+    assert meta["paragraph"] == pytest.approx((meta["paragraph_cosine"] - 0.3) / 0.7)
+    assert result.value == _engine_score(output, reference, paragraph_baseline=0.3)
+    assert result.value < default.value - 0.1  # the baseline changes the score
+    assert "paragraph baseline not fitted" not in result.reason
+    # Fitting weighs pieces by idf but keeps the baseline the caller fixed.
+    fixed.fit([second for _, second, _ in stsb_pairs[:40]])
+    meta = fixed.score(output=output, reference=reference).metadata
+    assert (meta["paragraph_baseline"], meta["paragraph_baseline_source"]) == (0.3, "fixed")
+    assert meta["fitted"] is True
+
+
+def test_weights_and_floor_reach_the_engine():
+    output, reference = "Heart attack", "Myocardial infarction"
+    default = SemanticMatch(device="cpu", track=False).score(output=output, reference=reference)
+    options = {"weights": (0.4, 0.4, 0.2), "floor": 0.1}
+    result = SemanticMatch(**options, device="cpu", track=False).score(
+        output=output, reference=reference
+    )
+    meta = result.metadata
+    assert meta["weights"] == pytest.approx({"word": 0.4, "sentence": 0.4, "paragraph": 0.2})
+    assert meta["floor"] == 0.1
+    raw = 0.4 * meta["word"] + 0.4 * meta["sentence"] + 0.2 * meta["paragraph"]
+    assert meta["raw_score"] == pytest.approx(raw)
+    assert result.value == pytest.approx((raw - 0.1) / 0.9)
+    assert result.value == _engine_score(output, reference, **options)
+    assert abs(result.value - default.value) > 0.05
