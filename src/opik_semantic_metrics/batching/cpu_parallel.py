@@ -11,9 +11,11 @@ inside its kernels, so the workers compute at the same time.
 Measured on the 2-core machine of ``benchmarks/bertscore_throughput.py`` (its 2,000
 pairs, MiniLM, side by side and not, alternated in one process over 4 rounds):
 whole-list BERTScore ran 1.08x as fast (1.05x to 1.12x per round), with identical
-scores. Opik's micro-batches use the same set-up: the BERTScore engine gives its
-:class:`~opik_semantic_metrics.batching.microbatch.MicroBatcher` two workers that share
-the cores between them, so that two micro-batches compute side by side.
+scores. BERTScore, SemanticMatch and COMET batch whole lists through
+:func:`map_longest_first`. Opik's micro-batches use the same set-up: the BERTScore
+engine gives its :class:`~opik_semantic_metrics.batching.microbatch.MicroBatcher` two
+workers that share the cores between them, so that two micro-batches compute side by
+side.
 
 Each worker lowers only its own OpenMP thread count (``omp_set_num_threads`` acts on the
 calling thread). ``torch.set_num_threads`` is not used: it would also change the count
