@@ -78,3 +78,20 @@ def test_empty_texts_score_zero_and_nan_f1_becomes_zero():
     zero_weights = _match([cand], [ref], cand_weights=torch.zeros(1, 2))
     assert math.isnan(zero_weights.precision.item())
     assert zero_weights.f1.item() == 0.0
+
+
+def test_f1_is_zero_where_precision_and_recall_have_opposite_signs():
+    # One reference token at 0 degrees; candidate tokens at cosines 0.1 and -0.29 to it.
+    # P = (0.1 - 0.29) / 2 = -0.095 and R = max(0.1, -0.29) = 0.1, so the formula's
+    # F = 2PR / (P + R) = -0.019 / 0.005 = -3.8: outside any similarity's range.
+    reference = _unit((1.0, 0.0))
+    candidate = _unit((0.1, math.sqrt(1 - 0.1**2)), (-0.29, math.sqrt(1 - 0.29**2)))
+    # A pair with both scores positive, in the same batch, keeps the formula.
+    same_signs = _unit((1.0, 0.0), (0.6, 0.8))
+    result = _match([candidate, same_signs], [reference, reference])
+    precision, recall = result.precision[0].item(), result.recall[0].item()
+    assert (precision, recall) == (torch.tensor(-0.095).item(), torch.tensor(0.1).item())
+    assert 2 * precision * recall / (precision + recall) < -3.7
+    assert result.f1[0].item() == 0.0
+    # P = (1 + 0.6) / 2 = 0.8, R = 1, F = 1.6 / 1.8.
+    assert abs(result.f1[1].item() - 1.6 / 1.8) < 1e-6

@@ -13,7 +13,7 @@ from opik.evaluation.metrics.score_result import ScoreResult
 from opik.exceptions import MetricComputationError
 
 from bert_score_oracle import minilm_prf
-from opik_semantic_metrics import BERTScore
+from opik_semantic_metrics import AnswerMatch, BERTScore
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 
 
@@ -136,6 +136,29 @@ def test_multi_reference_flags_a_cut_reference_even_when_another_is_chosen(metri
     short, _, _ = metric.score(output=output, reference=["A dog is running.", "Word, word."])
     assert short.metadata["reference_truncated"] is False
     assert "cut to" not in short.reason
+
+
+def test_f1_is_zero_where_precision_and_recall_have_opposite_signs(metric, minilm_path):
+    # MiniLM reads every Amharic word as [UNK]; against a two-token reference, P and R come
+    # out tiny and of opposite signs, and bert_score's 2PR / (P + R) leaves [-1, 1].
+    output, reference = "ሰላም " * 116, "The cat."
+    theirs = minilm_prf(minilm_path, [output], [reference])[0]
+    assert theirs[0].item() * theirs[1].item() < 0 and abs(theirs[2].item()) > 1
+    f1, precision, recall = metric.score(output=output, reference=reference)
+    assert precision.value == pytest.approx(theirs[0].item(), abs=1e-5)
+    assert recall.value == pytest.approx(theirs[1].item(), abs=1e-5)
+    assert f1.value == 0.0
+    assert f1.metadata["opposite_signs"] is True
+    assert "P and R have opposite signs, so the raw F1 is 0" in f1.reason
+    # The same in a batch beside ordinary pairs, and not flagged for those.
+    batch = metric.score_batch([output, "A cat."], [reference, "A cat sat."])
+    assert batch[0][0].value == 0.0
+    assert [results[0].metadata["opposite_signs"] for results in batch] == [True, False]
+    # AnswerMatch's semantic tier no longer takes the unbounded F1 for a match.
+    matched = AnswerMatch(semantic=metric, track=False).score(
+        output=output, reference=reference, answer_format="Str"
+    )
+    assert matched.value == 0.0
 
 
 def test_long_texts_are_cut_and_flagged(metric):

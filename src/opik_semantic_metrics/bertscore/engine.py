@@ -93,6 +93,9 @@ class BERTScoreResult:
         reference_truncated: At least one reference was cut.
         candidate_empty: The candidate had no tokens (scores are 0).
         reference_empty: The best-F1 reference had no tokens (scores are 0).
+        opposite_signs: Against the best-F1 reference, the raw P and R had opposite signs,
+            so its raw F1 is 0 where bert_score's ``2PR / (P + R)`` is unbounded
+            (``greedy.py``).
         best_reference: Index of the reference with the highest F1.
         best_match, worst_match: The candidate's best- and worst-matched tokens against
             the best reference; ``None`` when the candidate or that reference is empty, or
@@ -106,6 +109,7 @@ class BERTScoreResult:
     reference_truncated: bool
     candidate_empty: bool
     reference_empty: bool
+    opposite_signs: bool
     best_reference: int
     best_match: TokenMatch | None
     worst_match: TokenMatch | None
@@ -470,6 +474,7 @@ class BERTScoreEngine:
         # references are cached, which halves the cache's memory for the same reuse.
         embedded = self._embed(candidates, cached=[reference for _, reference in pairs])
         scores, matches = self._match_pairs(pairs, embedded)
+        opposite_signs = (scores[:, 0] * scores[:, 1] < 0).tolist()  # raw P and R
         if self.baseline is not None:
             scores = (scores - self.baseline.as_tensor()) / (1 - self.baseline.as_tensor())
 
@@ -492,6 +497,7 @@ class BERTScoreEngine:
                     reference_truncated=any(embedded[text].encoded.truncated for text in group),
                     candidate_empty=cand.encoded.empty,
                     reference_empty=best_reference.encoded.empty,
+                    opposite_signs=opposite_signs[start + best],
                     best_reference=best,
                     best_match=best_match,
                     worst_match=worst_match,

@@ -18,6 +18,12 @@ therefore do not depend on how pairs are batched, and equal bert_score's with
 (bert_score's rule, with its warning). An F that is NaN (P + R = 0, or undefined P or R)
 is 0, as in bert_score; P or R stay NaN when all their weights are 0 (idf fitted on too
 small a corpus).
+
+One deliberate difference: where P and R have opposite signs, F is 0. Token similarities
+can be negative (MiniLM's are, on text it reads as ``[UNK]``), and as P nears -R the
+formula's F grows without bound: an F of 23 from P = -0.04, R = 0.04 was seen, and its
+digits then turn on float rounding, so no batching could reproduce it. bert_score keeps
+the formula's value. At P = 0 both rules give 0.
 """
 
 from __future__ import annotations
@@ -87,5 +93,6 @@ def greedy_match(
     empty = candidate_empty | reference_empty
     precision = precision.masked_fill(empty, 0.0)
     recall = recall.masked_fill(empty, 0.0)
-    f1 = f1.masked_fill(empty | torch.isnan(f1), 0.0)
+    opposite_signs = precision * recall < 0  # see the module docstring
+    f1 = f1.masked_fill(empty | opposite_signs | torch.isnan(f1), 0.0)
     return GreedyMatch(precision, recall, f1, candidate_best, candidate_best_index)

@@ -20,6 +20,9 @@ Bad input, by design:
 - with ``idf=True``, a P or R that is undefined because every token of the text has
   idf weight 0 (it occurs in every reference of the idf corpus): bert_score returns NaN;
   we return 0.0 and list the score in ``metadata["undefined"]``.
+- raw P and R of opposite signs (a model whose token similarities go negative, on text
+  it cannot read): the raw F1 is 0, flagged in ``metadata["opposite_signs"]`` and
+  ``reason``; bert_score's ``2PR / (P + R)`` is unbounded there (see ``bertscore/greedy.py``).
 """
 
 from __future__ import annotations
@@ -171,6 +174,7 @@ class BERTScore(base_metric.BaseMetric):
             "reference_truncated": result.reference_truncated,
             "candidate_empty": result.candidate_empty,
             "reference_empty": result.reference_empty,
+            "opposite_signs": result.opposite_signs,
             "best_reference": result.best_reference,
             "best_match": _match_dict(result.best_match),
             "worst_match": _match_dict(result.worst_match),
@@ -222,6 +226,8 @@ def _reason(
             f"{best.similarity:.2f}, weakest '{worst.candidate_token}'->"
             f"'{worst.reference_token}' {worst.similarity:.2f}"
         )
+    if result.opposite_signs:
+        parts.append("P and R have opposite signs, so the raw F1 is 0 (2PR/(P+R) is unbounded)")
     if result.candidate_truncated or result.reference_truncated:
         side = "output" if result.candidate_truncated else "reference"
         if result.candidate_truncated and result.reference_truncated:
