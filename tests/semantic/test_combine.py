@@ -73,6 +73,7 @@ def test_paragraph_baseline_rescaling():
     assert rescale_by_baseline(0.65, 0.3) == pytest.approx(0.5)
     assert rescale_by_baseline(0.1, 0.3) < 0  # below the baseline: negative, floored later
     assert check_baseline(0) == 0.0
-    for bad in (1.0, -1.5, "0.2", True, None):
+    assert check_baseline(0.99) == 0.99
+    for bad in (1.0, 0.9999999, -1.5, float("nan"), "0.2", True, None):
         with pytest.raises(ValueError, match="paragraph_baseline"):
             check_baseline(bad)  # type: ignore[arg-type]

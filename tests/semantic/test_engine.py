@@ -281,6 +281,17 @@ def test_fitting_needs_a_corpus():
         SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu").fit(["a", None])
 
 
+def test_references_too_alike_for_a_baseline_are_refused():
+    # MiniLM is uncased: "Yes" and "yes" are one text to it, and their cosine is 1 up to
+    # float32 rounding (0.99999988). Rescaling by such a baseline scored identical texts 0.2.
+    for near_copies in (["Yes", "yes"], ["A cat", "a cat "]):
+        engine = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu")
+        with pytest.raises(InputError, match=r"too alike .*mean cosine is 1\.0000, above 0\.99"):
+            engine.fit(near_copies)
+        [identical] = engine.score(["yes"], ["yes"])  # the failed fit left the engine as it was
+        assert identical.score == 1.0
+
+
 def test_the_fitted_baseline_is_seeded(stsb_pairs):
     references = [b for _, b, _ in stsb_pairs[:80]]
     first = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu", seed=3).fit(references)
@@ -319,6 +330,31 @@ def test_loading_refuses_other_files_and_other_models(tmp_path, engine):
     (tmp_path / "other.json").write_text(json.dumps(document))
     with pytest.raises(ValueError, match="fitted for 'bert-base-uncased'"):
         engine.load(tmp_path / "other.json")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("num_documents", -1, "num_documents` >= 0"),
+        ("num_documents", True, "num_documents` to be an integer"),
+        ("weights", {"2000": float("nan")}, "finite number >= 0"),
+        ("weights", {"2000": float("inf")}, "finite number >= 0"),
+        ("weights", {"2000": -0.5}, "finite number >= 0"),
+        ("paragraph_baseline", 0.9999999, "paragraph_baseline"),
+    ],
+)
+def test_loading_refuses_a_state_no_fit_could_write(tmp_path, engine, field, value, message):
+    # Each of these loaded before and then broke every score: a bare "math domain error"
+    # (negative N), identical texts scoring 0.733 (NaN idf), or 0.2 (a baseline of ~1).
+    engine.save(tmp_path / "state.json")
+    document = json.loads((tmp_path / "state.json").read_text())
+    if field == "paragraph_baseline":
+        document[field] = value
+    else:
+        document["idf"][field] = value
+    (tmp_path / "edited.json").write_text(json.dumps(document))
+    with pytest.raises(ValueError, match=message):
+        engine.load(tmp_path / "edited.json")
 
 
 def test_embeddings_are_cached_across_calls_and_instances(engine):

@@ -56,16 +56,25 @@ def rescale_by_baseline(cosine: float, baseline: float) -> float:
     return (cosine - baseline) / (1.0 - baseline)
 
 
+#: The largest paragraph baseline ``b``. The paragraph level divides by ``1 - b``, so it
+#: magnifies the float32 rounding of a cosine (about 1e-7) ``1 / (1 - b)`` times: up to 0.99
+#: that stays within 1e-5. A baseline nearer 1 (references fitted on were near copies of
+#: each other) would turn rounding into scores: identical texts scored 0.2.
+MAX_PARAGRAPH_BASELINE = 0.99
+
+
 def check_baseline(baseline: float) -> float:
-    """A paragraph baseline, checked: a real number in ``[-1, 1)``.
+    """A paragraph baseline, checked: a real number in ``[-1, MAX_PARAGRAPH_BASELINE]``.
 
     Raises:
         ValueError: Out of range, or not a number.
     """
     if isinstance(baseline, bool) or not isinstance(baseline, (int, float)):
         raise ValueError(f"Expected `paragraph_baseline` to be a number, got {baseline!r}.")
-    if not -1.0 <= baseline < 1.0:
-        raise ValueError(f"Expected `paragraph_baseline` in [-1, 1), got {baseline}.")
+    if not -1.0 <= baseline <= MAX_PARAGRAPH_BASELINE:
+        raise ValueError(
+            f"Expected `paragraph_baseline` in [-1, {MAX_PARAGRAPH_BASELINE}], got {baseline}."
+        )
     return float(baseline)
 
 

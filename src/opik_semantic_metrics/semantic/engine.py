@@ -76,6 +76,7 @@ from opik_semantic_metrics.semantic.combine import (
     DEFAULT_FLOOR,
     DEFAULT_SNAP,
     DEFAULT_WEIGHTS,
+    MAX_PARAGRAPH_BASELINE,
     Combination,
     check_baseline,
     rescale_by_baseline,
@@ -516,10 +517,11 @@ class SemanticMatchEngine:
         baseline = math.fsum(
             cosine(encoded[first].sentence, encoded[second].sentence) for first, second in pairs
         ) / len(pairs)
-        if baseline >= 1.0:
+        if baseline > MAX_PARAGRAPH_BASELINE:
             raise InputError(
                 "The references are too alike to estimate a paragraph baseline (their mean "
-                "cosine is 1); pass `paragraph_baseline=` to fix it instead."
+                f"cosine is {baseline:.4f}, above {MAX_PARAGRAPH_BASELINE}); pass "
+                "`paragraph_baseline=` to fix it instead."
             )
         return baseline
 

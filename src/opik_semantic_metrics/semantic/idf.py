@@ -16,6 +16,7 @@ occurs in every reference at weight 1 instead of 0, so no text is left without w
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -80,7 +81,12 @@ class SmoothedIdf:
         if not isinstance(raw, dict):
             raise ValueError("Expected `weights` to be a JSON object of token id -> weight.")
         num_documents = data["num_documents"]
-        if not isinstance(num_documents, int):
+        if isinstance(num_documents, bool) or not isinstance(num_documents, int):
             raise ValueError("Expected `num_documents` to be an integer.")
+        if num_documents < 0:
+            raise ValueError(f"Expected `num_documents` >= 0, got {num_documents}.")
         weights = {int(token_id): float(weight) for token_id, weight in raw.items()}
+        # log((N + 1) / (df + 1)) with 1 <= df <= N: finite and not negative.
+        if not all(math.isfinite(weight) and weight >= 0 for weight in weights.values()):
+            raise ValueError("Expected every idf weight to be a finite number >= 0.")
         return cls(IdfTable(num_documents=num_documents, weights=weights))
