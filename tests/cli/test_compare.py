@@ -113,6 +113,7 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
         ('{"scores": [{"f1": 1%s}]}' % ("0" * 400), "0.5\n", [], "{a} line 1 has no finite"),
         ('{"scores": [{"f1": 1%s}]}' % ("0" * 5000), "0.5\n", [], "not a result file"),
         ('{"scores": ' + "[" * 100_000 + "]" * 100_000 + "}", "0.5\n", [], "not a result file"),
+        ("1e308\n1e308\n", "-1e308\n-1e308\n", [], "magnitude up to 1e+150, got 1e+308"),
     ],
     ids=[
         "lengths",
@@ -127,6 +128,7 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
         "int-past-float",
         "int-past-4300-digits",
         "nested-past-the-recursion-limit",
+        "finite-but-overflowing",
     ],
 )
 def test_bad_result_files_are_a_clear_error(capsys, tmp_path, a, b, extra, expected):

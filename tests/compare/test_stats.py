@@ -124,6 +124,10 @@ def test_bootstrap_is_deterministic_for_a_seed():
         ([0.1, 0.2], [0.1], "same items"),
         ([], [], "non-empty"),
         ([0.1, float("nan")], [0.1, 0.2], "finite"),
+        # Finite, but past what float64 statistics of them can hold: 1e308 against -1e308
+        # once gave a mean of 0 and a p-value of 1.
+        ([1e308, 1e308], [-1e308, -1e308], "magnitude up to 1e\\+150, got 1e\\+308"),
+        ([0.5, 0.7], [0.1, -2e150], "got -2e\\+150"),
     ],
 )
 def test_bad_input_is_a_clear_error(a, b, message):

@@ -114,6 +114,12 @@ class Comparison:
     bootstrap: BootstrapResult
 
 
+#: The largest score magnitude compared. Means, differences and summed squares of larger
+#: scores can overflow float64 (1e308 against -1e308 gave a mean of 0 and a p-value of 1);
+#: up to this, squares of differences summed over 10 million items stay finite.
+MAX_SCORE_MAGNITUDE = 1e150
+
+
 def _as_array(scores: Sequence[float], name: str) -> np.ndarray:
     values = np.asarray(scores, dtype=np.float64)
     if values.ndim != 1 or values.size == 0:
@@ -122,6 +128,11 @@ def _as_array(scores: Sequence[float], name: str) -> np.ndarray:
         )
     if not np.isfinite(values).all():
         raise ValueError(f"Expected `{name}` to hold finite numbers only (no NaN or inf).")
+    if np.abs(values).max() > MAX_SCORE_MAGNITUDE:
+        raise ValueError(
+            f"Expected `{name}` to hold numbers of magnitude up to {MAX_SCORE_MAGNITUDE:g}, "
+            f"got {values[np.abs(values).argmax()]:g}: larger ones overflow the statistics."
+        )
     return values
 
 
