@@ -57,6 +57,24 @@ def test_a_reference_is_a_text_or_a_non_empty_list_of_texts():
             reference_texts(reference, 4)
 
 
+@pytest.mark.parametrize(
+    ("reference", "kind"),
+    [
+        (b"A cat.", "bytes"),
+        (bytearray(b"A cat."), "bytearray"),
+        (memoryview(b"A cat."), "memoryview"),
+    ],
+)
+def test_binary_data_is_not_a_list_of_texts(reference, kind):
+    with pytest.raises(
+        InputError,
+        match=rf"Expected reference 0 to be a string or a non-empty list of strings, got {kind}\.",
+    ):
+        reference_texts(reference, 0)
+    with pytest.raises(InputError, match=rf"Expected `references` to be a list, got {kind}\."):
+        as_list(reference, "references")
+
+
 def test_pairs_are_checked_as_lists_of_equal_length_then_item_by_item():
     assert check_pairs(("A cat.",), ["A cat sat."]) == (["A cat."], [["A cat sat."]])
     with pytest.raises(InputError, match="got 1 references for 2 candidates"):

@@ -11,9 +11,12 @@ from collections.abc import Sequence
 
 from opik_semantic_metrics.errors import InputError
 
+#: Sequences that are not lists of items: a text, and binary data (a sequence of ints).
+_NOT_LISTS = str | bytes | bytearray | memoryview
+
 
 def as_list(value: object, name: str) -> Sequence[object]:
-    """``value`` if it is a list (any sequence but a string or bytes).
+    """``value`` if it is a list (any sequence but a string or binary data).
 
     Raises:
         InputError: A string, bytes, ``None``, a number, a set, a generator...
@@ -22,7 +25,7 @@ def as_list(value: object, name: str) -> Sequence[object]:
         >>> as_list(("a", "b"), "candidates")
         ('a', 'b')
     """
-    if isinstance(value, str | bytes | bytearray) or not isinstance(value, Sequence):
+    if isinstance(value, _NOT_LISTS) or not isinstance(value, Sequence):
         raise InputError(f"Expected `{name}` to be a list, got {type(value).__name__}.")
     return value
 
@@ -59,7 +62,8 @@ def reference_texts(reference: object, index: int) -> list[str]:
     strings.
 
     Raises:
-        InputError: Anything else, naming the item's index and the type found.
+        InputError: Anything else (bytes included: a reference is text, and bytes are
+            not a list of texts), naming the item's index and the type found.
 
     Example:
         >>> reference_texts("A cat.", 0), reference_texts(["A cat.", "A kitten."], 1)
@@ -67,7 +71,8 @@ def reference_texts(reference: object, index: int) -> list[str]:
     """
     if isinstance(reference, str):
         return [check_text(reference, f"reference {index}")]
-    if isinstance(reference, Sequence) and len(reference) > 0:
+    is_list = isinstance(reference, Sequence) and not isinstance(reference, _NOT_LISTS)
+    if is_list and len(reference) > 0:
         kinds = sorted({type(part).__name__ for part in reference if not isinstance(part, str)})
         if kinds:
             raise InputError(

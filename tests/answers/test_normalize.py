@@ -172,6 +172,36 @@ def test_find_single_number_needs_exactly_one(text):
     assert find_single_number(text) is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1e99999",  # an exponent of more than 4 digits is not read: no number, not 1
+        "1e10000",
+        "1e99999-x",
+        "It was 1e99999 tonnes.",
+        "1_000",  # an underscore separates, as a space does: not 1000, and not 1
+        "about 1_000 sites",
+    ],
+)
+def test_a_number_is_read_in_full_or_not_at_all(text):
+    assert parse_number(text) is None
+    assert find_single_number(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("1e9999", "1e+9999"),
+        ("-1.5e-9999", "-1.5e-9999"),
+        ("2.5e9999%", "2.5e+9999%"),
+        ("1e59", "1" + "0" * 59),  # as many digits as an answer may have: written out
+        ("1e-59", "0." + "0" * 58 + "1"),
+    ],
+)
+def test_a_number_too_long_to_write_out_is_shown_with_an_exponent(text, shown):
+    assert str(parse_number(text)) == shown
+
+
 def test_number_from_value_keeps_the_float_that_was_written():
     assert number_from_value(0.1).value == Decimal("0.1")
     assert number_from_value(82).value == Decimal(82)

@@ -175,6 +175,14 @@ def test_a_value_repr_cannot_write_is_a_failed_item_not_a_crash(matcher):
         summarize([(10**5000,)])
 
 
+def test_a_text_utf8_cannot_write_is_shown_escaped(matcher):
+    # An unpaired surrogate: bytes that are not UTF-8, decoded with "surrogateescape".
+    report = markdown_report([("caf\udce9", "caf\u00e9", "Str"), ("\ud800", "x")], matcher=matcher)
+    report.encode("utf-8")  # a report can be printed and written to a file
+    assert "| 0 |  | caf\u00e9 | 'caf\\udce9' | Expected the output to be valid Unicode" in report
+    assert "| 1 |  | x | '\\ud800' |" in report
+
+
 def test_answer_formats_are_counted_in_their_canonical_spelling(matcher):
     summary = summarize([("5", "5", "float"), ("6", "5", "Float"), ("a", "a", "STR")])
     assert [item.answer_format for item in summary.items] == ["Float", "Float", "Str"]

@@ -53,6 +53,18 @@ def test_different_numbers_do_not_match_as_text(matcher, output, reference):
     assert (result.matched, result.method) == (False, "no_match")
 
 
+@pytest.mark.parametrize("output", ["1e99999", "1e10000", "1_000"])
+def test_a_number_that_cannot_be_read_in_full_is_not_its_first_digits(matcher, output):
+    result = matcher.match(output, "1", answer_format="Float")
+    assert (result.matched, result.output_number) == (False, None)
+
+
+def test_a_huge_number_is_shown_briefly(matcher):
+    result = matcher.match("0.5", "1e9999", answer_format="Float")
+    assert result.reference_number == "1e+9999"
+    assert result.reason == "No match: numbers differ: 0.5 and 1e+9999 (tolerance ±0.01)."
+
+
 def test_no_match_reason_says_what_differed(matcher):
     assert (
         "numbers differ: 28% and 82%" in matcher.match("28%", "82%", answer_format="Float").reason

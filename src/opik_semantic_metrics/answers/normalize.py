@@ -36,7 +36,12 @@ separators (``"3,420"``), decimals, scientific notation (``"1.2e3"``), a currenc
 symbol, a percent sign or word, a scale word (``thousand``, ``million``, ``billion``,
 ``trillion``, ``bn``) and a short unit (at most three words, e.g. ``"tCO2e"``,
 ``"kWh per year"``). Not accepted, by design: decimal commas (``"12,8"`` is ambiguous
-with a thousands separator), spaces as thousands separators, ranges and several numbers.
+with a thousands separator), spaces and underscores as thousands separators (``"1_000"``
+is Python's notation, not an answer's; the text normal form reads it as ``"1 000"``),
+exponents of more than 4 digits, ranges and several numbers. A number that is not
+accepted is no number at all, never a piece of one: ``"1_000"`` and ``"1e99999"`` are
+not 1. A number whose digits written out would be more than :data:`MAX_DIGITS` is shown
+with an exponent (``"1e9999"`` as ``1e+9999``).
 
 Every step is a linear pass (``str.translate``, ``str.replace`` or a regular expression
 without nested quantifiers and with a fixed replacement string, which CPython applies
@@ -219,16 +224,21 @@ _DECIMAL_CONTEXT = Context(prec=MAX_DIGITS + 20, Emax=10**6, Emin=-(10**6))
 # Bounded repeats: a run of digits longer than any answer's fails after a few steps
 # instead of being matched and backtracked over in full.
 _DIGITS = r"(?:\d{1,3}(?:,\d{3}){1,20}(?:\.\d{1,60})?|\d{1,60}(?:\.\d{1,60})?|\.\d{1,60})"
+# Digits and exponent are read in full or not at all: never a piece of "1.2.3", "12,8" or
+# "1_000" (an underscore separates, as in the text normal form), nor the mantissa of an
+# exponent of more than 4 digits ("1e99999" is no number, not 1).
+_MANTISSA_AND_EXPONENT = (
+    rf"(?P<digits>{_DIGITS})(?:e(?P<exponent>[-+]?\d{{1,4}}))?(?![.,_]?\d|e[-+]?\d)"
+)
 _WHOLE_NUMBER = re.compile(
     rf"(?P<currency>{_CURRENCY})?\s*(?P<sign>[-+])?\s*(?P<currency_after_sign>{_CURRENCY})?\s*"
-    rf"(?P<digits>{_DIGITS})(?:e(?P<exponent>[-+]?\d{{1,4}}))?(?P<rest>.*)",
+    rf"{_MANTISSA_AND_EXPONENT}(?P<rest>.*)",
     re.DOTALL,
 )
 _PERCENT_WORD = re.compile(r"\s*(?:%|percent\b|per cent\b|pct\b)")
 _SCALE_WORD = re.compile(r"\s*(?P<scale>thousand|million|billion|bn|trillion)\b")
 _NUMBER_IN_TEXT = re.compile(
-    rf"(?<![\w.,])(?P<sign>[-+])?(?P<digits>{_DIGITS})(?:e(?P<exponent>[-+]?\d{{1,4}}))?"
-    r"(?![.,]?\d)"  # not a piece of "1.2.3" or of "12,8"
+    rf"(?<![\w.,])(?P<sign>[-+])?{_MANTISSA_AND_EXPONENT}"
     rf"(?P<scale>\s*(?:thousand|million|billion|bn|trillion)\b)?"
     rf"(?P<percent>\s*(?:%|percent\b|per cent\b|pct\b))?"
 )
@@ -256,8 +266,16 @@ class ParsedNumber:
 
 
 def _plain(value: Decimal) -> str:
-    """A Decimal without exponent notation or trailing zeros: 82, 12.8, 0.0001."""
-    text = format(value.normalize(_DECIMAL_CONTEXT), "f")
+    """A Decimal without trailing zeros, and without exponent notation unless the digits
+    written out would be more than an answer may have: 82, 12.8, 0.0001, 1e+9999.
+
+    The exponent keeps what a reason or metadata shows of ``"1e9999"`` short and true;
+    cut short, its 10,000 digits would read as some other number.
+    """
+    value = value.normalize(_DECIMAL_CONTEXT)
+    if abs(value.adjusted()) >= MAX_DIGITS:
+        return format(value, "e")
+    text = format(value, "f")
     return text if text != "-0" else "0"
 
 

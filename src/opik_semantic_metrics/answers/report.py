@@ -21,7 +21,8 @@ Two kinds of input, both knowing nothing of Opik's classes:
   :class:`~opik_semantic_metrics.errors.InputError`) is a failed item.
 
 Accuracies are over the items that were scored; failed items are reported, never
-dropped silently.
+dropped silently. A text that cannot be written as UTF-8 (an unpaired surrogate, why such
+an item fails) is shown escaped, so the report can be printed and saved.
 """
 
 from __future__ import annotations
@@ -347,6 +348,12 @@ def _item_table(items: Sequence[ReportItem], max_listed: int, *, with_reason: bo
 
 
 def _cell(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # An unpaired surrogate (why such an item failed to score) would make the report
+        # fail to print or be written to a file: shown escaped, as in the error message.
+        text = shown(text, _CELL_LIMIT)
     text = " ".join(text.split()).replace("|", "\\|")
     return text if len(text) <= _CELL_LIMIT else text[: _CELL_LIMIT - 1] + "…"
 
