@@ -93,5 +93,6 @@ def test_f1_is_zero_where_precision_and_recall_have_opposite_signs():
     assert (precision, recall) == (torch.tensor(-0.095).item(), torch.tensor(0.1).item())
     assert 2 * precision * recall / (precision + recall) < -3.7
     assert result.f1[0].item() == 0.0
+    assert result.opposite_signs.tolist() == [True, False]
     # P = (1 + 0.6) / 2 = 0.8, R = 1, F = 1.6 / 1.8.
     assert abs(result.f1[1].item() - 1.6 / 1.8) < 1e-6

@@ -473,8 +473,7 @@ class BERTScoreEngine:
         # References repeat across items and experiments, outputs hardly ever: only the
         # references are cached, which halves the cache's memory for the same reuse.
         embedded = self._embed(candidates, cached=[reference for _, reference in pairs])
-        scores, matches = self._match_pairs(pairs, embedded)
-        opposite_signs = (scores[:, 0] * scores[:, 1] < 0).tolist()  # raw P and R
+        scores, opposite_signs, matches = self._match_pairs(pairs, embedded)
         if self.baseline is not None:
             scores = (scores - self.baseline.as_tensor()) / (1 - self.baseline.as_tensor())
 
@@ -497,7 +496,7 @@ class BERTScoreEngine:
                     reference_truncated=any(embedded[text].encoded.truncated for text in group),
                     candidate_empty=cand.encoded.empty,
                     reference_empty=best_reference.encoded.empty,
-                    opposite_signs=opposite_signs[start + best],
+                    opposite_signs=bool(opposite_signs[start + best]),
                     best_reference=best,
                     best_match=best_match,
                     worst_match=worst_match,
@@ -527,8 +526,9 @@ class BERTScoreEngine:
 
     def _match_pairs(
         self, pairs: Sequence[tuple[str, str]], embedded: dict[str, _TextEmbedding]
-    ) -> tuple[torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
-        """Greedy-match every pair; ``(pairs, 3)`` scores and per-pair candidate matches."""
+    ) -> tuple[torch.Tensor, torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
+        """Greedy-match every pair: ``(pairs, 3)`` scores, ``(pairs,)`` opposite-sign
+        flags (``greedy.py``) and per-pair candidate matches."""
         order = sorted(
             range(len(pairs)),
             key=lambda i: (
@@ -537,6 +537,7 @@ class BERTScoreEngine:
             ),
         )
         scores = torch.empty(len(pairs), 3)
+        opposite_signs = torch.empty(len(pairs), dtype=torch.bool)
         matches: list[tuple[torch.Tensor, torch.Tensor]] = [None] * len(pairs)  # type: ignore[list-item]
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]
@@ -544,13 +545,14 @@ class BERTScoreEngine:
                 [embedded[pairs[i][0]] for i in batch], [embedded[pairs[i][1]] for i in batch]
             )
             scores[batch] = torch.stack((result.precision, result.recall, result.f1), dim=1).cpu()
+            opposite_signs[batch] = result.opposite_signs.cpu()
             for row, index in enumerate(batch):
                 length = len(embedded[pairs[index][0]].encoded.ids)
                 matches[index] = (
                     result.candidate_best[row, :length].cpu(),
                     result.candidate_best_index[row, :length].cpu(),
                 )
-        return scores, matches
+        return scores, opposite_signs, matches
 
     def _explain(
         self,

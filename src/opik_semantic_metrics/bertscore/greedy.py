@@ -41,6 +41,7 @@ class GreedyMatch:
         precision, recall, f1: BERTScore P, R, F1.
         candidate_best: ``(batch, candidate_length)``: each candidate token's best similarity.
         candidate_best_index: ``(batch, candidate_length)``: the reference position it matched.
+        opposite_signs: ``(batch,)`` bool, True where P and R have opposite signs (F is 0).
     """
 
     precision: torch.Tensor
@@ -48,6 +49,7 @@ class GreedyMatch:
     f1: torch.Tensor
     candidate_best: torch.Tensor
     candidate_best_index: torch.Tensor
+    opposite_signs: torch.Tensor
 
 
 def greedy_match(
@@ -95,4 +97,4 @@ def greedy_match(
     recall = recall.masked_fill(empty, 0.0)
     opposite_signs = precision * recall < 0  # see the module docstring
     f1 = f1.masked_fill(empty | opposite_signs | torch.isnan(f1), 0.0)
-    return GreedyMatch(precision, recall, f1, candidate_best, candidate_best_index)
+    return GreedyMatch(precision, recall, f1, candidate_best, candidate_best_index, opposite_signs)
