@@ -181,6 +181,10 @@ def test_find_single_number_needs_exactly_one(text):
         "It was 1e99999 tonnes.",
         "1_000",  # an underscore separates, as a space does: not 1000, and not 1
         "about 1_000 sites",
+        "1920x1080",  # a size or product is not its first factor with a unit "x1080"
+        "a 2x4 board",
+        "0x10",  # hexadecimal: not 0
+        "0xff",
     ],
 )
 def test_a_number_is_read_in_full_or_not_at_all(text):
@@ -200,6 +204,14 @@ def test_a_number_is_read_in_full_or_not_at_all(text):
 )
 def test_a_number_too_long_to_write_out_is_shown_with_an_exponent(text, shown):
     assert str(parse_number(text)) == shown
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("3x", "3 x"), ("10xa", "10 xa"), ("0.0xf", "0 xf"), ("3XL", "3 xl"), ("5m2", "5 m2")],
+)
+def test_a_unit_glued_to_a_number_is_still_a_unit(text, expected):
+    assert str(parse_number(text)) == expected
 
 
 def test_number_from_value_keeps_the_float_that_was_written():

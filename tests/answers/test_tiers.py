@@ -53,9 +53,12 @@ def test_different_numbers_do_not_match_as_text(matcher, output, reference):
     assert (result.matched, result.method) == (False, "no_match")
 
 
-@pytest.mark.parametrize("output", ["1e99999", "1e10000", "1_000"])
-def test_a_number_that_cannot_be_read_in_full_is_not_its_first_digits(matcher, output):
-    result = matcher.match(output, "1", answer_format="Float")
+@pytest.mark.parametrize(
+    ("output", "reference"),
+    [("1e99999", "1"), ("1e10000", "1"), ("1_000", "1"), ("1920x1080", "1920"), ("0x10", "0")],
+)
+def test_a_number_that_cannot_be_read_in_full_is_not_its_first_digits(matcher, output, reference):
+    result = matcher.match(output, reference, answer_format="Float")
     assert (result.matched, result.output_number) == (False, None)
 
 

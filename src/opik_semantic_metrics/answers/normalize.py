@@ -226,9 +226,12 @@ _DECIMAL_CONTEXT = Context(prec=MAX_DIGITS + 20, Emax=10**6, Emin=-(10**6))
 _DIGITS = r"(?:\d{1,3}(?:,\d{3}){1,20}(?:\.\d{1,60})?|\d{1,60}(?:\.\d{1,60})?|\.\d{1,60})"
 # Digits and exponent are read in full or not at all: never a piece of "1.2.3", "12,8" or
 # "1_000" (an underscore separates, as in the text normal form), nor the mantissa of an
-# exponent of more than 4 digits ("1e99999" is no number, not 1).
+# exponent of more than 4 digits ("1e99999" is no number, not 1). A product or size
+# ("1920x1080", "2x4") and a hexadecimal number ("0x10", "0xff") are no number either:
+# read as 1920, 2 or 0 with a unit, they would match a bare "1920", "2" or "0".
 _MANTISSA_AND_EXPONENT = (
-    rf"(?P<digits>{_DIGITS})(?:e(?P<exponent>[-+]?\d{{1,4}}))?(?![.,_]?\d|e[-+]?\d)"
+    rf"(?P<digits>{_DIGITS})(?:e(?P<exponent>[-+]?\d{{1,4}}))?"
+    r"(?![.,_]?\d|e[-+]?\d|x\d|(?<=(?<![\w.,])0)x[a-f])"
 )
 _WHOLE_NUMBER = re.compile(
     rf"(?P<currency>{_CURRENCY})?\s*(?P<sign>[-+])?\s*(?P<currency_after_sign>{_CURRENCY})?\s*"
