@@ -19,6 +19,8 @@ from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 
 TOLERANCE = 1e-5
 LONG_TEXT = " ".join(f"word{i % 97} is here" for i in range(400))  # > 512 tokens
+# Long enough (24 KB) that only a leading part is tokenized (models/long_texts.py).
+VERY_LONG_TEXT = "\n".join([LONG_TEXT] * 4)
 
 EDGE_PAIRS = [
     ("A cat sits on the mat.", "A cat sat on the mat."),
@@ -41,6 +43,8 @@ EDGE_PAIRS = [
     (LONG_TEXT, "A short reference about words."),
     ("A short candidate about words.", LONG_TEXT),
     (LONG_TEXT, LONG_TEXT + " with an extra tail"),
+    (VERY_LONG_TEXT, "A short reference about words."),
+    ("A short candidate about words.", VERY_LONG_TEXT + " with an extra tail"),
 ]
 
 

@@ -11,6 +11,7 @@ with and without a tokenizer-side prefix space, GPT-2-style, and WordPiece.
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from bert_score.utils import get_tokenizer, sent_encode
 
 from opik_semantic_metrics.bertscore.tokenize import TextEncoder, needs_prefix_space
 from opik_semantic_metrics.models.loading import load_encoder
+from opik_semantic_metrics.models.long_texts import CHARACTERS_A_TOKEN
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ORACLE = json.loads((FIXTURES / "bertscore_transformers4" / "oracle.json").read_text("utf-8"))
@@ -86,3 +88,62 @@ def test_long_text_is_cut_and_flagged(family):
     encoded = text_encoder.encode(long_text)
     assert encoded.truncated and len(encoded.ids) == text_encoder.max_length
     assert not text_encoder.encode("OK").truncated
+
+
+def _caption_words(count: int, seed: int) -> str:
+    rng = random.Random(seed)
+    words = [*" ".join(ORACLE["id_texts"][:-1]).split(), "\n", "\t", "  "]
+    return " ".join(rng.choice(words) for _ in range(count))
+
+
+# Over-long texts of every shape the leading part meets (models/long_texts.py).
+LONG_TEXTS = [
+    _caption_words(5_000, seed=0),  # found in the first part tried (16 characters a token)
+    " " * 20_000 + _caption_words(3_000, seed=1),  # stripped first, as bert_score does
+    "word " * 80 + "\n" * 30_000 + _caption_words(3_000, seed=2),  # found in a later part
+    "x" * 30_000,  # no place to cut: read whole
+    _caption_words(300, seed=3),  # over the limit, shorter than the first part
+]
+
+
+class _RecordingTokenizer:
+    """The tokenizer, noting the longest text it was given."""
+
+    def __init__(self, tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.longest = 0
+
+    def __call__(self, texts, **options):
+        self.longest = max(self.longest, *map(len, texts))
+        return self.tokenizer(texts, **options)
+
+    def encode(self, text, **options):
+        self.longest = max(self.longest, len(text))
+        return self.tokenizer.encode(text, **options)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_an_over_long_text_gets_the_ids_of_the_whole_text(family):
+    """The ids and flags equal those of the tokenizer given the whole text (the rules of
+    this module: stripped, prefix space, cut to the limit)."""
+    text_encoder = _text_encoder(family)
+    tokenizer = text_encoder.tokenizer
+    prefix = " " if text_encoder.prefix_space else ""
+    whole = [prefix + text.strip() for text in LONG_TEXTS]
+    expected = tokenizer(whole, truncation=True, max_length=text_encoder.max_length)
+    lengths = [len(ids) for ids in tokenizer(whole, verbose=False)["input_ids"]]
+    encoded = text_encoder.encode_many(LONG_TEXTS)
+    assert [list(item.ids) for item in encoded] == expected["input_ids"]
+    assert [item.truncated for item in encoded] == [n > text_encoder.max_length for n in lengths]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_five_megabyte_text_is_tokenized_only_as_far_as_the_limit(family):
+    text_encoder = _text_encoder(family)
+    text = _caption_words(1_100_000, seed=4)
+    expected = text_encoder.encode(text[:100_000])
+    text_encoder.tokenizer = _RecordingTokenizer(text_encoder.tokenizer)
+    encoded = text_encoder.encode(text)
+    assert encoded == expected and encoded.truncated
+    assert text_encoder.tokenizer.longest < 2 * CHARACTERS_A_TOKEN * text_encoder.max_length
+    assert len(text) > 5_000_000

@@ -213,3 +213,23 @@ def test_scores_do_not_depend_on_the_batch_size(name):
             )
     spans_found = sum(len(r.error_spans or ()) for r in runs[1])
     assert name != "xcomet" or spans_found > 10
+
+
+@pytest.mark.parametrize("name", ["regression-xlmr", "regression-bert", "unified-kiwi", "xcomet"])
+def test_over_long_segments_score_as_if_they_were_tokenized_whole(name, monkeypatch):
+    """Only a leading part of an over-long segment is tokenized (models/long_texts.py):
+    scores, truncation flags and XCOMET's spans equal those of the whole segment's ids."""
+    long_sources = [" ".join([source] * 300) for source in SOURCES[:4]]
+    long_translations = [" ".join([translation] * 300) for translation in TRANSLATIONS[4:8]]
+    items = (
+        [*long_sources, *SOURCES[:4], long_sources[0], "x" * 20_000],
+        [*TRANSLATIONS[:4], *long_translations, long_translations[0], TRANSLATIONS[0]],
+        [*REFERENCES[:4], *REFERENCES[4:8], " ".join([REFERENCES[0]] * 300), REFERENCES[0]],
+    )
+    reading_parts = _engine(name, cache=EmbeddingCache()).score(*items)
+    tokenizer = _engine(name).loaded.model.encoder.tokenizer
+    assert tokenizer._cuts_long_texts
+    monkeypatch.setattr(tokenizer, "_cuts_long_texts", False)
+    reading_whole = _engine(name, cache=EmbeddingCache()).score(*items)
+    assert reading_parts == reading_whole
+    assert all(result.truncated for result in reading_parts[:9])

@@ -89,16 +89,49 @@ def test_sentence_and_paragraph_levels_equal_sentence_transformers(
     assert [r.paragraph for r in results] == [r.paragraph_cosine for r in results]
 
 
+@pytest.mark.parametrize(
+    "repeats",
+    [
+        40,  # 2 KB: tokenized whole
+        400,  # 22 KB: only a leading part is tokenized (models/long_texts.py)
+        100_000,  # 5.5 MB
+    ],
+)
 def test_texts_over_the_limit_are_cut_as_sentence_transformers_does_and_flagged(
-    engine, sentence_transformer
+    engine, sentence_transformer, repeats
 ):
-    long_text = "The heart pumps blood through the arteries and veins. " * 40
+    long_text = "The heart pumps blood through the arteries and veins. " * repeats
     [result] = engine.score([long_text], ["Cardiac function."])
-    [expected] = _reference_sentence_transformers_cosine(
-        sentence_transformer, [long_text], ["Cardiac function."]
+    # sentence-transformers reads the first 100 KB: enough to fill its 256 tokens.
+    kept = long_text[:100_000]
+    [paragraph] = _reference_sentence_transformers_cosine(
+        sentence_transformer, [kept], ["Cardiac function."]
+    )
+    [sentence] = _reference_sentence_transformers_cosine(
+        sentence_transformer, [clean_text(kept)], [clean_text("Cardiac function.")]
     )
     assert result.output_truncated and not result.reference_truncated
-    assert result.paragraph_cosine == pytest.approx(expected, abs=1e-5)
+    assert result.paragraph_cosine == pytest.approx(paragraph, abs=1e-5)
+    assert result.sentence == pytest.approx(sentence, abs=1e-5)
+
+
+def test_an_over_long_text_scores_as_if_it_were_tokenized_whole(minilm_path):
+    """Word, sentence and paragraph levels and flags, on texts where the leading part
+    is found at once, later, or not at all, equal those of an engine that reads every
+    text whole."""
+    words = ["The", "heart", "pumps", "blood", ";", "and", "the", "東京", "arteries", "don't"]
+    texts = [
+        " ".join(words[i % len(words)] for i in range(5_000)),
+        "the of and " * 2_000 + " ".join(words[i % len(words)] for i in range(3_000)),
+        "heart " * 100 + "\n" * 20_000 + "veins " * 2_000,
+        "x" * 20_000,
+    ]
+    references = ["Cardiac function.", texts[0] + " and more", texts[2], texts[1]]
+    reading_parts = SemanticMatchEngine(str(minilm_path), device="cpu", cache=EmbeddingCache())
+    reading_whole = SemanticMatchEngine(str(minilm_path), device="cpu", cache=EmbeddingCache())
+    reading_whole._cuts_long_texts = False
+    assert reading_parts._cuts_long_texts
+    assert reading_parts.score(texts, references) == reading_whole.score(texts, references)
 
 
 def test_contextual_word_level_equals_sentence_transformers_token_embeddings(

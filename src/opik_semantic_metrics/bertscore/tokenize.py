@@ -10,7 +10,9 @@ The rules, each of which changes the score:
    leading space, the tokenizer needs one. The result equals bert_score's slow-class
    encoding for every tokenizer.
 3. Special tokens are added, and the ids are truncated to the model's limit (512 where
-   the tokenizer reports none), special tokens included.
+   the tokenizer reports none), special tokens included. An over-long text is tokenized
+   only as far as its kept tokens reach, with the same ids
+   (:mod:`~opik_semantic_metrics.models.long_texts`).
 4. An empty or whitespace-only text is just the special tokens. Under transformers 5
    bert_score crashes there (``build_inputs_with_special_tokens`` is gone); ``encode("")``
    gives the same ids on both major versions.
@@ -23,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from transformers import PreTrainedTokenizerBase
+
+from opik_semantic_metrics.models.long_texts import leading_part, splits_at_whitespace
 
 _PREFIX_PROBE = "OK"
 
@@ -79,6 +83,10 @@ class TextEncoder:
         with self._lock:
             self.prefix_space = needs_prefix_space(tokenizer)
             self.special_ids: tuple[int, ...] = tuple(tokenizer.encode("", add_special_tokens=True))
+            self._prefix = " " if self.prefix_space else ""
+            self._cuts_long_texts = splits_at_whitespace(
+                lambda text: tokenizer.encode(self._prefix + text, add_special_tokens=False)
+            )
 
     def encode(self, text: str) -> EncodedText:
         """Token ids of one text (see the module docstring for the rules)."""
@@ -93,12 +101,11 @@ class TextEncoder:
         """
         stripped = [text.strip() for text in texts]
         present = [index for index, text in enumerate(stripped) if text]
-        prefix = " " if self.prefix_space else ""
-        inputs = [prefix + stripped[index] for index in present]
         results = [EncodedText(ids=self.special_ids, truncated=False, empty=True)] * len(texts)
-        if not inputs:
+        if not present:
             return results
         with self._lock:
+            inputs = [self._prefix + self._kept_part(stripped[index]) for index in present]
             id_lists = self.tokenizer(
                 inputs, add_special_tokens=True, max_length=self.max_length, truncation=True
             )["input_ids"]
@@ -118,6 +125,18 @@ class TextEncoder:
                 empty=len(ids) <= len(self.special_ids),
             )
         return results
+
+    def _kept_part(self, text: str) -> str:
+        """The leading part of an over-long text that yields the ids the limit keeps."""
+        if not self._cuts_long_texts:
+            return text
+        return leading_part(
+            text,
+            lambda part: (
+                len(self.tokenizer.encode(self._prefix + part, verbose=False)) > self.max_length
+            ),
+            self.max_length,
+        )
 
     def tokens(self, ids: Sequence[int]) -> list[str]:
         """Readable token strings for ids (byte-level markers such as ``Ġ`` removed)."""

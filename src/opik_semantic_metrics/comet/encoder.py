@@ -28,6 +28,7 @@ from tokenizers import Tokenizer
 
 from opik_semantic_metrics.errors import ModelUnavailableError
 from opik_semantic_metrics.models.loading import ModelSource, _unavailable
+from opik_semantic_metrics.models.long_texts import leading_part, splits_at_whitespace
 
 logger = logging.getLogger(__name__)
 
@@ -176,6 +177,9 @@ class CometTokenizer:
         backend.enable_truncation(max_length=max_length)
         self.backend = backend
         self.max_length = max_length
+        self._cuts_long_texts = splits_at_whitespace(
+            lambda text: backend.encode(text, add_special_tokens=False).ids
+        )
         ids = []
         for key, default in zip(
             ("cls_token", "sep_token", "pad_token"), default_special_tokens, strict=True
@@ -190,11 +194,27 @@ class CometTokenizer:
         self.clean_up_spaces = bool(config.get("clean_up_tokenization_spaces", False))
 
     def encode(self, texts: Sequence[str]) -> list[TokenizedText]:
-        """Tokenize each text with special tokens, truncated to :attr:`max_length`."""
+        """Tokenize each text with special tokens, truncated to :attr:`max_length`.
+
+        An over-long text is tokenized only as far as its kept tokens reach: the same
+        ids and offsets (:mod:`~opik_semantic_metrics.models.long_texts`).
+        """
+        kept = [self._kept_part(text) for text in texts]
         return [
             TokenizedText(tuple(item.ids), tuple(item.offsets), bool(item.overflowing))
-            for item in self.backend.encode_batch(list(texts), add_special_tokens=True)
+            for item in self.backend.encode_batch(kept, add_special_tokens=True)
         ]
+
+    def _kept_part(self, text: str) -> str:
+        """The leading part of an over-long text that yields the ids the limit keeps (the
+        backend truncates, and lists what it cut as ``overflowing``)."""
+        if not self._cuts_long_texts:
+            return text
+        return leading_part(
+            text,
+            lambda part: bool(self.backend.encode(part, add_special_tokens=True).overflowing),
+            self.max_length,
+        )
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of token ids, special tokens kept, as transformers 4's fast ``decode``."""

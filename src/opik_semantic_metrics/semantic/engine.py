@@ -71,6 +71,7 @@ from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import as_list, check_pairs, reference_texts
 from opik_semantic_metrics.models.loading import LoadedEncoder, load_encoder
+from opik_semantic_metrics.models.long_texts import leading_part, splits_at_whitespace
 from opik_semantic_metrics.semantic.cleaning import clean_text, word_forms
 from opik_semantic_metrics.semantic.combine import (
     DEFAULT_FLOOR,
@@ -355,6 +356,9 @@ class SemanticMatchEngine:
         # The special tokens around a one-piece text, to frame isolated pieces.
         at = next(i for i in range(len(probe)) if probe[i : i + len(probe_piece)] == probe_piece)
         self._frame = (probe[:at], probe[at + len(probe_piece) :])
+        self._cuts_long_texts = splits_at_whitespace(
+            lambda text: self._tokenize([text], add_special_tokens=False)["input_ids"][0]
+        )
         self._batcher: MicroBatcher[tuple[str, Reference], SemanticMatchResult] = MicroBatcher(
             self._score_items, max_batch_size=batch_size
         )
@@ -370,6 +374,19 @@ class SemanticMatchEngine:
         prepared = [text.lower() for text in texts] if self.pooling.lowercase else list(texts)
         with self.encoder.tokenizer_lock:
             return self.encoder.tokenizer(prepared, **options)  # type: ignore[no-any-return]
+
+    def _kept_part(self, text: str) -> str:
+        """The leading part of an over-long text that yields the tokens the limit keeps,
+        of the text and of its cleaned form (cleaning goes word by word, so the cleaned
+        part leads the cleaned text)."""
+        if not self._cuts_long_texts:
+            return text
+
+        def long_enough(part: str) -> bool:
+            raw, clean = self._tokenize([part, clean_text(part)], verbose=False)["input_ids"]
+            return min(len(raw), len(clean)) > self.max_length
+
+        return leading_part(text, long_enough, self.max_length)
 
     def _forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         with torch.inference_mode():
@@ -589,7 +606,9 @@ class SemanticMatchEngine:
         Raises:
             InputError: Unequal lengths, a non-string, or a malformed list reference.
         """
-        outputs, joined_references = _check_pairs(candidates, references)
+        whole_outputs, whole_references = _check_pairs(candidates, references)
+        outputs = [self._kept_part(text) for text in whole_outputs]
+        joined_references = [self._kept_part(text) for text in whole_references]
         state = self.state
         clean_outputs = [clean_text(text) for text in outputs]
         clean_references = [clean_text(text) for text in joined_references]
@@ -615,8 +634,8 @@ class SemanticMatchEngine:
         for i in scored:
             statuses[i] = (
                 _unknown_words_status(
-                    outputs[i],
-                    joined_references[i],
+                    whole_outputs[i],
+                    whole_references[i],
                     pieces[clean_outputs[i]],
                     pieces[clean_references[i]],
                 )
