@@ -3,8 +3,14 @@
 Every metric keeps a text's first tokens up to its model's limit. Since
 ``models/long_texts.py`` the tokenizer is given only a leading part of an over-long text,
 long enough to fill that limit; before, it read all of it. This script scores one output
-of 100 KB, 1 MB and 5 MB (caption words, deterministic) against a short reference with
-each metric, both ways:
+of 1 MB and 5 MB against a short reference with each metric, both ways, on three kinds of
+runaway output (deterministic):
+
+  captions:    caption words, a line break now and then (a leading part is found at once);
+  stop words:  "no, it is not that, is it?" over and over: SemanticMatch's cleaned text
+               is empty (the item is not scored), so no cleaned part is long enough and
+               the text is cleaned whole, a part at a time;
+  sparse:      a word and 200 spaces, over and over: 512 tokens need 100 KB.
 
   part:  as the metrics run;
   whole: the same metric with the leading part switched off (the private flag on its
@@ -23,6 +29,7 @@ Memory is the growth of the process's peak resident set during the call.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -41,21 +48,28 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 ROOT = Path(__file__).resolve().parents[1]
 XCOMET = ROOT / "tests" / "fixtures" / "comet" / "xcomet"
 METRICS = ("bertscore", "semantic_match", "comet")
-WORDS = (
+CAPTION_WORDS = (
     "a", "man", "is", "riding", "a", "brown", "horse", "along", "the", "beach", "while", "two",
     "dogs", "run", "beside", "him", "in", "the", "late", "evening", "sun", "and", "children",
     "are", "playing", "with", "a", "red", "ball", "near", "the", "water",
 )  # fmt: skip
 
 
-def long_output(megabytes: float) -> str:
-    """Caption words, with a line break now and then, to ``megabytes`` million characters."""
-    rng = random.Random(0)
+KINDS = ("captions", "stop words", "sparse")
+
+
+def long_output(kind: str, megabytes: float) -> str:
+    """A runaway output of one kind, ``megabytes`` million characters long."""
     size = int(megabytes * 1_000_000)
+    if kind == "stop words":
+        return "no, it is not that, is it? " * (size // 27)
+    if kind == "sparse":
+        return (("word" + " " * 200) * (size // 204 + 1))[:size]
+    rng = random.Random(0)
     words: list[str] = []
     length = 0
     while length < size:
-        word = rng.choice(WORDS) + ("\n" if rng.random() < 0.05 else "")
+        word = rng.choice(CAPTION_WORDS) + ("\n" if rng.random() < 0.05 else "")
         words.append(word)
         length += len(word) + 1
     return " ".join(words)[:size]
@@ -65,7 +79,7 @@ def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run_case(metric_name: str, mode: str, megabytes: float) -> dict[str, float]:
+def run_case(metric_name: str, mode: str, kind: str, megabytes: float) -> dict[str, float]:
     """One score() call on an over-long output, in this process."""
     from opik_semantic_metrics import COMET, BERTScore, SemanticMatch
 
@@ -81,7 +95,7 @@ def run_case(metric_name: str, mode: str, megabytes: float) -> dict[str, float]:
     tokenizer_owner._cuts_long_texts = mode == "part"
     arguments = {"input": "A short source."} if metric_name == "comet" else {}
     metric.score(output="A warm-up output.", reference="A warm-up reference.", **arguments)
-    text = long_output(megabytes)
+    text = long_output(kind, megabytes)
     before = _peak_rss_mib()
     start = time.perf_counter()
     result = metric.score(output=text, reference="A short reference.", **arguments)
@@ -92,38 +106,46 @@ def run_case(metric_name: str, mode: str, megabytes: float) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=float, nargs="+", default=[0.1, 1, 5], help="MB")
+    parser.add_argument("--sizes", type=float, nargs="+", default=[1, 5], help="MB")
+    parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--case", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--case", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.case:
-        metric_name, mode, megabytes = args.case
-        print(json.dumps(run_case(metric_name, mode, float(megabytes))))
+        metric_name, mode, kind, megabytes = args.case
+        print(json.dumps(run_case(metric_name, mode, kind, float(megabytes))))
         return
 
-    cases = [(m, mode, size) for m in METRICS for size in args.sizes for mode in ("part", "whole")]
-    runs: dict[tuple[str, str, float], list[dict[str, float]]] = {case: [] for case in cases}
+    cases = [
+        (metric_name, mode, kind, size)
+        for metric_name in METRICS
+        for kind in args.kinds
+        for size in args.sizes
+        for mode in ("part", "whole")
+    ]
+    runs: dict[tuple[str, str, str, float], list[dict[str, float]]] = {c: [] for c in cases}
     for round_index in range(args.rounds):
         for case in cases:
-            command = [sys.executable, __file__, "--case", case[0], case[1], str(case[2])]
+            command = [sys.executable, __file__, "--case", *map(str, case)]
             output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
             runs[case].append(json.loads(output.strip().splitlines()[-1]))
         print(f"round {round_index + 1} done", file=sys.stderr)
 
-    def median(case: tuple[str, str, float], key: str) -> float:
+    def median(case: tuple[str, str, str, float], key: str) -> float:
         return statistics.median(run[key] for run in runs[case])
 
     print(f"\nOne score() call on an over-long output, median of {args.rounds} rounds\n")
-    print(f"{'metric':<15} {'output':>7} {'part s':>8} {'whole s':>8} {'x faster':>9} "
+    print(f"{'metric':<15} {'output':<11} {'':>5} {'part s':>8} {'whole s':>8} {'x faster':>9} "
           f"{'part MiB':>9} {'whole MiB':>10} {'same score':>11}")  # fmt: skip
     for metric_name in METRICS:
-        for size in args.sizes:
-            part, whole = (metric_name, "part", size), (metric_name, "whole", size)
+        for kind, size in itertools.product(args.kinds, args.sizes):
+            part = (metric_name, "part", kind, size)
+            whole = (metric_name, "whole", kind, size)
             same = all(
                 a["value"] == b["value"] for a, b in zip(runs[part], runs[whole], strict=True)
             )
             print(
-                f"{metric_name:<15} {size:>5g}MB {median(part, 'seconds'):8.3f} "
+                f"{metric_name:<15} {kind:<11} {size:>3g}MB {median(part, 'seconds'):8.3f} "
                 f"{median(whole, 'seconds'):8.3f} "
                 f"{median(whole, 'seconds') / median(part, 'seconds'):9.1f} "
                 f"{median(part, 'rss_growth_mib'):9.0f} {median(whole, 'rss_growth_mib'):10.0f} "

@@ -125,13 +125,26 @@ def test_an_over_long_text_scores_as_if_it_were_tokenized_whole(minilm_path):
         "the of and " * 2_000 + " ".join(words[i % len(words)] for i in range(3_000)),
         "heart " * 100 + "\n" * 20_000 + "veins " * 2_000,
         "x" * 20_000,
+        "no, it is not " * 3_000,  # cleaned: empty, read whole
+        "no, it is not " * 3_000 + "the",  # the same stop words but the last
+        "no, it is not " * 3_000 + "heart",  # one content word, found at the end
     ]
-    references = ["Cardiac function.", texts[0] + " and more", texts[2], texts[1]]
+    references = [
+        "Cardiac function.",
+        texts[0] + " and more",
+        texts[2],
+        texts[1],
+        "No.",
+        texts[4],
+        texts[0],
+    ]
     reading_parts = SemanticMatchEngine(str(minilm_path), device="cpu", cache=EmbeddingCache())
     reading_whole = SemanticMatchEngine(str(minilm_path), device="cpu", cache=EmbeddingCache())
     reading_whole._cuts_long_texts = False
     assert reading_parts._cuts_long_texts
-    assert reading_parts.score(texts, references) == reading_whole.score(texts, references)
+    results = reading_parts.score(texts, references)
+    assert results == reading_whole.score(texts, references)
+    assert [result.status for result in results[4:]] == ["no_content_output"] * 2 + ["scored"]
 
 
 def test_contextual_word_level_equals_sentence_transformers_token_embeddings(

@@ -26,7 +26,10 @@ from dataclasses import dataclass
 
 from transformers import PreTrainedTokenizerBase
 
-from opik_semantic_metrics.models.long_texts import leading_part, splits_at_whitespace
+from opik_semantic_metrics.models.long_texts import (
+    leading_part,
+    transformers_tokenizer_reads_leading_parts,
+)
 
 _PREFIX_PROBE = "OK"
 
@@ -84,8 +87,8 @@ class TextEncoder:
             self.prefix_space = needs_prefix_space(tokenizer)
             self.special_ids: tuple[int, ...] = tuple(tokenizer.encode("", add_special_tokens=True))
             self._prefix = " " if self.prefix_space else ""
-            self._cuts_long_texts = splits_at_whitespace(
-                lambda text: tokenizer.encode(self._prefix + text, add_special_tokens=False)
+            self._cuts_long_texts = transformers_tokenizer_reads_leading_parts(
+                tokenizer, lambda text: self._prefix + text
             )
 
     def encode(self, text: str) -> EncodedText:
@@ -132,9 +135,7 @@ class TextEncoder:
             return text
         return leading_part(
             text,
-            lambda part: (
-                len(self.tokenizer.encode(self._prefix + part, verbose=False)) > self.max_length
-            ),
+            lambda part: len(self.tokenizer.encode(self._prefix + part, verbose=False)),
             self.max_length,
         )
 

@@ -28,7 +28,7 @@ from tokenizers import Tokenizer
 
 from opik_semantic_metrics.errors import ModelUnavailableError
 from opik_semantic_metrics.models.loading import ModelSource, _unavailable
-from opik_semantic_metrics.models.long_texts import leading_part, splits_at_whitespace
+from opik_semantic_metrics.models.long_texts import leading_part, reads_leading_parts
 
 logger = logging.getLogger(__name__)
 
@@ -177,8 +177,10 @@ class CometTokenizer:
         backend.enable_truncation(max_length=max_length)
         self.backend = backend
         self.max_length = max_length
-        self._cuts_long_texts = splits_at_whitespace(
-            lambda text: backend.encode(text, add_special_tokens=False).ids
+        # The backend truncates on the right, as it was told to above.
+        self._cuts_long_texts = reads_leading_parts(
+            lambda text: backend.encode(text, add_special_tokens=False).ids,
+            added_tokens=[token.content for token in backend.get_added_tokens_decoder().values()],
         )
         ids = []
         for key, default in zip(
@@ -206,15 +208,16 @@ class CometTokenizer:
         ]
 
     def _kept_part(self, text: str) -> str:
-        """The leading part of an over-long text that yields the ids the limit keeps (the
-        backend truncates, and lists what it cut as ``overflowing``)."""
+        """The leading part of an over-long text that yields the ids the limit keeps."""
         if not self._cuts_long_texts:
             return text
-        return leading_part(
-            text,
-            lambda part: bool(self.backend.encode(part, add_special_tokens=True).overflowing),
-            self.max_length,
-        )
+        return leading_part(text, self._token_count, self.max_length)
+
+    def _token_count(self, text: str) -> int:
+        """The text's tokens, special ones included, or ``max_length + 1`` where it is over
+        the limit (the backend truncates, and lists what it cut as ``overflowing``)."""
+        encoding = self.backend.encode(text, add_special_tokens=True)
+        return self.max_length + 1 if encoding.overflowing else len(encoding.ids)
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of token ids, special tokens kept, as transformers 4's fast ``decode``."""

@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterator
 
 from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
 
@@ -56,7 +57,34 @@ def word_forms(text: str) -> tuple[str, ...]:
     return tuple(_form(core) for core in map(_core, text.split()) if core)
 
 
+def _content_words(text: str) -> Iterator[str]:
+    words = (_core(token) for token in text.split())
+    return (word for word in words if word and _form(word) not in ENGLISH_STOP_WORDS)
+
+
 def clean_text(text: str) -> str:
     """The text without punctuation and stop words (see the module docstring)."""
-    words = (_core(token) for token in text.split())
-    return " ".join(word for word in words if word and _form(word) not in ENGLISH_STOP_WORDS)
+    return " ".join(_content_words(text))
+
+
+class CleanedPrefixes:
+    """:func:`clean_text` of ever longer leading parts of one text, each word cleaned once
+    (cleaning goes word by word, so a part's cleaned form leads the text's).
+
+    Example:
+        >>> prefixes = CleanedPrefixes("The heart, the lungs and the liver.")
+        >>> prefixes.of(10), prefixes.of(35)
+        ('heart', 'heart lungs liver')
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._end = 0
+        self._words: list[str] = []
+
+    def of(self, end: int) -> str:
+        """``clean_text(text[:end])``, for an ``end`` no earlier than the last one asked
+        and not inside a word (before whitespace, or at the end of the text)."""
+        self._words.extend(_content_words(self.text[self._end : end]))
+        self._end = end
+        return " ".join(self._words)

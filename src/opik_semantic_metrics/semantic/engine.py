@@ -71,8 +71,11 @@ from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import as_list, check_pairs, reference_texts
 from opik_semantic_metrics.models.loading import LoadedEncoder, load_encoder
-from opik_semantic_metrics.models.long_texts import leading_part, splits_at_whitespace
-from opik_semantic_metrics.semantic.cleaning import clean_text, word_forms
+from opik_semantic_metrics.models.long_texts import (
+    leading_part,
+    transformers_tokenizer_reads_leading_parts,
+)
+from opik_semantic_metrics.semantic.cleaning import CleanedPrefixes, clean_text, word_forms
 from opik_semantic_metrics.semantic.combine import (
     DEFAULT_FLOOR,
     DEFAULT_SNAP,
@@ -356,9 +359,10 @@ class SemanticMatchEngine:
         # The special tokens around a one-piece text, to frame isolated pieces.
         at = next(i for i in range(len(probe)) if probe[i : i + len(probe_piece)] == probe_piece)
         self._frame = (probe[:at], probe[at + len(probe_piece) :])
-        self._cuts_long_texts = splits_at_whitespace(
-            lambda text: self._tokenize([text], add_special_tokens=False)["input_ids"][0]
-        )
+        with self.encoder.tokenizer_lock:
+            self._cuts_long_texts = transformers_tokenizer_reads_leading_parts(
+                tokenizer, str.lower if self.pooling.lowercase else str
+            )
         self._batcher: MicroBatcher[tuple[str, Reference], SemanticMatchResult] = MicroBatcher(
             self._score_items, max_batch_size=batch_size
         )
@@ -375,18 +379,26 @@ class SemanticMatchEngine:
         with self.encoder.tokenizer_lock:
             return self.encoder.tokenizer(prepared, **options)  # type: ignore[no-any-return]
 
+    def _token_count(self, text: str) -> int:
+        return len(self._tokenize([text], verbose=False)["input_ids"][0])
+
     def _kept_part(self, text: str) -> str:
-        """The leading part of an over-long text that yields the tokens the limit keeps,
-        of the text and of its cleaned form (cleaning goes word by word, so the cleaned
-        part leads the cleaned text)."""
+        """The leading part of an over-long text that yields the tokens the limit keeps
+        (``models/long_texts.py``)."""
         if not self._cuts_long_texts:
             return text
+        return leading_part(text, self._token_count, self.max_length)
 
-        def long_enough(part: str) -> bool:
-            raw, clean = self._tokenize([part, clean_text(part)], verbose=False)["input_ids"]
-            return min(len(raw), len(clean)) > self.max_length
-
-        return leading_part(text, long_enough, self.max_length)
+    def _kept_clean_text(self, text: str) -> str:
+        """The cleaned text, cut to the leading part that yields the tokens the limit
+        keeps: only as much of an over-long text is cleaned as that part needs."""
+        if not self._cuts_long_texts:
+            return clean_text(text)
+        cleaned = CleanedPrefixes(text)
+        part = leading_part(
+            text, lambda part: self._token_count(cleaned.of(len(part))), self.max_length
+        )
+        return cleaned.of(len(part))
 
     def _forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         with torch.inference_mode():
@@ -606,12 +618,13 @@ class SemanticMatchEngine:
         Raises:
             InputError: Unequal lengths, a non-string, or a malformed list reference.
         """
-        whole_outputs, whole_references = _check_pairs(candidates, references)
-        outputs = [self._kept_part(text) for text in whole_outputs]
-        joined_references = [self._kept_part(text) for text in whole_references]
+        outputs, joined_references = _check_pairs(candidates, references)
         state = self.state
-        clean_outputs = [clean_text(text) for text in outputs]
-        clean_references = [clean_text(text) for text in joined_references]
+        # Over-long texts are read only as far as the token limit keeps (cleaned and
+        # raw), once each however many items share them.
+        kept_clean = {text: self._kept_clean_text(text) for text in {*outputs, *joined_references}}
+        clean_outputs = [kept_clean[text] for text in outputs]
+        clean_references = [kept_clean[text] for text in joined_references]
         statuses = [
             _status(*texts)
             for texts in zip(
@@ -619,10 +632,20 @@ class SemanticMatchEngine:
             )
         ]
         scored = [index for index, status in enumerate(statuses) if status == "scored"]
+        kept_raw = {
+            text: self._kept_part(text)
+            for i in scored
+            for text in (outputs[i], joined_references[i])
+        }
         needed = [
             text
             for i in scored
-            for text in (outputs[i], joined_references[i], clean_outputs[i], clean_references[i])
+            for text in (
+                kept_raw[outputs[i]],
+                kept_raw[joined_references[i]],
+                clean_outputs[i],
+                clean_references[i],
+            )
         ]
         unique = list(dict.fromkeys(needed))
         encoded = dict(zip(unique, self.encode(unique), strict=True))
@@ -634,8 +657,8 @@ class SemanticMatchEngine:
         for i in scored:
             statuses[i] = (
                 _unknown_words_status(
-                    whole_outputs[i],
-                    whole_references[i],
+                    outputs[i],
+                    joined_references[i],
                     pieces[clean_outputs[i]],
                     pieces[clean_references[i]],
                 )
@@ -648,7 +671,8 @@ class SemanticMatchEngine:
         )
         results = [_unscored(status) for status in statuses]
         for i, word in zip(scored, words, strict=True):
-            output, reference = encoded[outputs[i]], encoded[joined_references[i]]
+            output = encoded[kept_raw[outputs[i]]]
+            reference = encoded[kept_raw[joined_references[i]]]
             sentence = cosine(
                 encoded[clean_outputs[i]].sentence, encoded[clean_references[i]].sentence
             )
