@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_files import write_text_files
+from cli_files import write_lines, write_text_files
 
 from opik_semantic_metrics.cli.main import main
 from opik_semantic_metrics.compare.stats import bootstrap_interval, compare_systems
@@ -64,19 +64,25 @@ def test_text_comparison_gives_tables_and_a_verdict(capsys, result_files):
     assert "on recall" in last
 
 
+def _score_files(tmp_path: Path, scores_a: list[float], scores_b: list[float]) -> tuple[Path, Path]:
+    """Two plain score files, a.txt and b.txt, a score a line."""
+    return (
+        write_lines(tmp_path / "a.txt", [str(score) for score in scores_a]),
+        write_lines(tmp_path / "b.txt", [str(score) for score in scores_b]),
+    )
+
+
 def test_a_system_against_its_rerun_within_batching_noise_is_a_tie(capsys, tmp_path):
-    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
-    a.write_text("0.5\n0.7\n0.6\n0.65\n")
-    b.write_text("0.5000002\n0.7000003\n0.6000001\n0.6500002\n")
+    a, b = _score_files(
+        tmp_path, [0.5, 0.7, 0.6, 0.65], [0.5000002, 0.7000003, 0.6000001, 0.6500002]
+    )
     assert main(["compare", str(a), str(b)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last == "A tie: the means 0.6125000 and 0.6125002 are within 1e-06 of each other."
 
 
 def test_plain_number_files(capsys, tmp_path):
-    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
-    a.write_text("0.5\n0.7\n0.6\n0.65\n")
-    b.write_text("0.5\n0.69\n0.61\n0.66\n")
+    a, b = _score_files(tmp_path, [0.5, 0.7, 0.6, 0.65], [0.5, 0.69, 0.61, 0.66])
     assert main(["compare", str(a), str(b), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     expected = compare_systems([0.5, 0.7, 0.6, 0.65], [0.5, 0.69, 0.61, 0.66])
@@ -85,9 +91,8 @@ def test_plain_number_files(capsys, tmp_path):
 
 
 def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_path):
-    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
-    a.write_text("0.9\n0.8\n")
-    b.write_text("0.5\n0.4\n")  # B loses both items by 0.4: t is -inf, p 0
+    # B loses both items by 0.4: t is -inf, p 0.
+    a, b = _score_files(tmp_path, [0.9, 0.8], [0.5, 0.4])
     assert main(["compare", str(a), str(b), "--json"]) == 0
 
     def refuse(constant: str) -> None:
@@ -143,9 +148,7 @@ def test_bad_result_files_are_a_clear_error(capsys, tmp_path, a, b, extra, expec
 
 
 def test_a_winner_without_significance_is_said_to_be_so(capsys, tmp_path):
-    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
-    a.write_text("0.5\n0.7\n0.6\n0.65\n")
-    b.write_text("0.5\n0.69\n0.61\n0.66\n")
+    a, b = _score_files(tmp_path, [0.5, 0.7, 0.6, 0.65], [0.5, 0.69, 0.61, 0.66])
     assert main(["compare", str(a), str(b)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     # B is ahead by 0.0025 on average, far inside the noise of four items.
@@ -153,10 +156,8 @@ def test_a_winner_without_significance_is_said_to_be_so(capsys, tmp_path):
 
 
 def test_the_seed_chooses_the_resamples(capsys, tmp_path):
-    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     scores_a, scores_b = [0.5, 0.7, 0.6, 0.65, 0.3], [0.52, 0.69, 0.61, 0.62, 0.35]
-    a.write_text("".join(f"{x}\n" for x in scores_a))
-    b.write_text("".join(f"{x}\n" for x in scores_b))
+    a, b = _score_files(tmp_path, scores_a, scores_b)
     bootstraps = {}
     for seed in (0, 7):
         assert main(["compare", str(a), str(b), "--json", "--seed", str(seed)]) == 0
