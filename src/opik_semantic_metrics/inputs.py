@@ -71,8 +71,11 @@ def reference_texts(reference: object, index: int) -> list[str]:
     """
     if isinstance(reference, str):
         return [check_text(reference, f"reference {index}")]
-    is_list = isinstance(reference, Sequence) and not isinstance(reference, _NOT_LISTS)
-    if is_list and len(reference) > 0:
+    if (
+        isinstance(reference, Sequence)
+        and not isinstance(reference, _NOT_LISTS)
+        and len(reference) > 0
+    ):
         kinds = sorted({type(part).__name__ for part in reference if not isinstance(part, str)})
         if kinds:
             raise InputError(

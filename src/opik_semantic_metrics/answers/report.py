@@ -140,7 +140,7 @@ def summarize(
         items = [_item_from_tuple(index, row, matcher) for index, row in enumerate(results)]
         semantic = None if matcher.semantic is None else _scorer_name(matcher.semantic)
     methods = Counter(item.method or "failed" for item in items)
-    correct_through = {}
+    correct_through: dict[str, int] = {}
     correct = 0
     for tier in TIERS:
         correct += methods.get(tier, 0)

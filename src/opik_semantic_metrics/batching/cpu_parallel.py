@@ -51,7 +51,7 @@ _in_worker = threading.local()
 def _set_openmp_threads() -> Callable[[int], object] | None:
     """OpenMP's ``omp_set_num_threads`` as loaded by PyTorch, if it is visible."""
     try:
-        return ctypes.CDLL(None).omp_set_num_threads  # type: ignore[no-any-return]
+        return ctypes.CDLL(None).omp_set_num_threads
     except (AttributeError, OSError):
         return None
 

@@ -42,6 +42,7 @@ from opik_semantic_metrics.inputs import as_list, check_pairs, check_text, refer
 from opik_semantic_metrics.models.loading import (
     LoadedEncoder,
     checked_layer,
+    hidden_size,
     load_encoder,
     resolve_device,
     resolve_dtype,
@@ -407,7 +408,7 @@ class BERTScoreEngine:
         )
         if len(present) == len(id_lists):
             return embeddings
-        width = self.encoder.model.config.hidden_size
+        width = hidden_size(self.encoder.model)
         shape = (self.num_layers + 1, 0, width) if all_layers else (0, width)
         none = torch.empty(shape, device=self.encoder.device)
         computed = iter(embeddings)

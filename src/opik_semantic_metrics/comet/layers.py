@@ -65,6 +65,10 @@ class LayerMix(torch.nn.Module):
         layer_norm: Normalise each hidden state per sentence before mixing.
     """
 
+    # Buffers, registered in __init__ (declared here for type checkers).
+    weights: torch.Tensor
+    gamma: torch.Tensor
+
     def __init__(
         self, scalars: torch.Tensor, gamma: torch.Tensor, *, use_sparsemax: bool, layer_norm: bool
     ) -> None:

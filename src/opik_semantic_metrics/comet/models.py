@@ -48,6 +48,7 @@ from opik_semantic_metrics.comet.estimator import (
 )
 from opik_semantic_metrics.comet.layers import LayerMix, average_pool, max_pool
 from opik_semantic_metrics.errors import ModelUnavailableError
+from opik_semantic_metrics.models.loading import hidden_size
 
 #: XCOMET's weights of the mt+src, mt+ref and mt+src+ref scores and of the MQM score.
 XCOMET_SCORE_WEIGHTS = (0.12, 0.33, 0.33, 0.22)
@@ -151,7 +152,7 @@ class CometModel:
             ).to(device)
         elif not 0 <= int(hparams.layer) < states:
             raise ValueError(f"Invalid layer {hparams.layer} for an encoder of {states} states.")
-        width = self.encoder.model.config.hidden_size
+        width = hidden_size(self.encoder.model)
         features = {"regression": 6, "referenceless": 4}.get(hparams.kind, 1) * width
         self.estimator = feed_forward(
             features, hparams.hidden_sizes, hparams.activations, hparams.final_activation
@@ -278,7 +279,7 @@ class UnifiedModel(CometModel):
                 raise ValueError(
                     f"Invalid word layer {hparams.word_layer} for an encoder of {states} states."
                 )
-            self.tagger = torch.nn.Linear(self.encoder.model.config.hidden_size, len(self.labels))
+            self.tagger = torch.nn.Linear(hidden_size(self.encoder.model), len(self.labels))
             _load_module(self.tagger, checkpoint.state_dict, "hidden2tag.")
             self.tagger.to(device).eval()
 
@@ -393,21 +394,21 @@ class UnifiedModel(CometModel):
         results = []
         for item, layout in enumerate(layouts):
             used = {name for names in layout for name in names}
-            truncated = [
+            truncated_inputs = [
                 label
                 for name, label in (("src", "source"), ("mt", "translation"), ("ref", "reference"))
                 if name in used
                 and (ref_of[item] if name == "ref" else tokenized[name][item]).truncated
             ]
             if item in joint_truncated:
-                truncated.append("joint input")
+                truncated_inputs.append("joint input")
             results.append(
                 self._combine(
                     per_item[item],
                     first_ids=first_ids[item],
                     mt=tokenized["mt"][item],
                     used_reference="ref" in used,
-                    truncated=tuple(truncated),
+                    truncated=tuple(truncated_inputs),
                 )
             )
         return results

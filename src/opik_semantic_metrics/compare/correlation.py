@@ -19,9 +19,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 from scipy import stats as scipy_stats
+
+#: Scores on a (documents, systems) grid: a sequence of rows or a two-dimensional array.
+ScoreGrid: TypeAlias = Sequence[Sequence[float]] | np.ndarray
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,7 @@ class Correlation:
     skipped: int = 0
 
 
-def _grid(scores: Sequence[Sequence[float]], name: str) -> np.ndarray:
+def _grid(scores: ScoreGrid, name: str) -> np.ndarray:
     values = np.asarray(scores, dtype=np.float64)
     if values.ndim != 2 or values.shape[0] == 0 or values.shape[1] < 2:
         raise ValueError(
@@ -54,9 +58,7 @@ def _grid(scores: Sequence[Sequence[float]], name: str) -> np.ndarray:
     return values
 
 
-def _grids(
-    metric: Sequence[Sequence[float]], human: Sequence[Sequence[float]]
-) -> tuple[np.ndarray, np.ndarray]:
+def _grids(metric: ScoreGrid, human: ScoreGrid) -> tuple[np.ndarray, np.ndarray]:
     metric_grid, human_grid = _grid(metric, "metric"), _grid(human, "human")
     if metric_grid.shape != human_grid.shape:
         raise ValueError(
@@ -78,9 +80,7 @@ def _coefficients(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
         )
 
 
-def system_level(
-    metric: Sequence[Sequence[float]], human: Sequence[Sequence[float]]
-) -> Correlation:
+def system_level(metric: ScoreGrid, human: ScoreGrid) -> Correlation:
     """Correlation of the systems' mean metric scores with their mean human scores.
 
     Args:
@@ -107,9 +107,7 @@ def system_level(
     return Correlation(pearson, spearman, kendall, count=metric_grid.shape[1])
 
 
-def summary_level(
-    metric: Sequence[Sequence[float]], human: Sequence[Sequence[float]]
-) -> Correlation:
+def summary_level(metric: ScoreGrid, human: ScoreGrid) -> Correlation:
     """Per-document correlation over systems, averaged over documents.
 
     Args:

@@ -410,14 +410,15 @@ class ExperimentRunner:
                 verbose=0,
             )
             self.experiment_urls[name] = result.experiment_url
+            test_results = result.test_results
         else:
-            result = opik.evaluate_on_dict_items(
+            test_results = opik.evaluate_on_dict_items(
                 items=self.items,
                 task=task,
                 scoring_metrics=list(metrics),
                 scoring_threads=self.task_threads,
-            )
-        return collect_scores(result.test_results, name, key_field=self.key_field)
+            ).test_results
+        return collect_scores(test_results, name, key_field=self.key_field)
 
 
 def stored_item_ids(

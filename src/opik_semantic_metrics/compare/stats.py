@@ -26,9 +26,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 from scipy import stats as scipy_stats
+
+#: One system's per-item scores: a sequence of numbers or a one-dimensional array.
+Scores: TypeAlias = Sequence[float] | np.ndarray
 
 #: Per-item score differences no larger than this are ties (see the module docstring).
 TIE_TOLERANCE = 1e-6
@@ -120,7 +124,7 @@ class Comparison:
 MAX_SCORE_MAGNITUDE = 1e150
 
 
-def _as_array(scores: Sequence[float], name: str) -> np.ndarray:
+def _as_array(scores: Scores, name: str) -> np.ndarray:
     values = np.asarray(scores, dtype=np.float64)
     if values.ndim != 1 or values.size == 0:
         raise ValueError(
@@ -136,9 +140,7 @@ def _as_array(scores: Sequence[float], name: str) -> np.ndarray:
     return values
 
 
-def _paired_arrays(
-    scores_a: Sequence[float], scores_b: Sequence[float]
-) -> tuple[np.ndarray, np.ndarray]:
+def _paired_arrays(scores_a: Scores, scores_b: Scores) -> tuple[np.ndarray, np.ndarray]:
     a, b = _as_array(scores_a, "scores_a"), _as_array(scores_b, "scores_b")
     if a.shape != b.shape:
         raise ValueError(
@@ -164,7 +166,7 @@ def _check_resamples(resamples: int) -> None:
 
 
 def bootstrap_interval(
-    scores: Sequence[float],
+    scores: Scores,
     *,
     confidence: float = 0.95,
     resamples: int = 1000,
@@ -190,8 +192,8 @@ def bootstrap_interval(
 
 
 def paired_bootstrap(
-    scores_a: Sequence[float],
-    scores_b: Sequence[float],
+    scores_a: Scores,
+    scores_b: Scores,
     *,
     resamples: int = 1000,
     seed: int = 0,
@@ -219,8 +221,8 @@ def paired_bootstrap(
 
 
 def paired_t_test(
-    scores_a: Sequence[float],
-    scores_b: Sequence[float],
+    scores_a: Scores,
+    scores_b: Scores,
     *,
     tie_tolerance: float = TIE_TOLERANCE,
 ) -> TTestResult:
@@ -252,8 +254,8 @@ def paired_t_test(
 
 
 def compare_systems(
-    scores_a: Sequence[float],
-    scores_b: Sequence[float],
+    scores_a: Scores,
+    scores_b: Scores,
     *,
     name_a: str = "A",
     name_b: str = "B",

@@ -162,7 +162,7 @@ class BERTScore(base_metric.BaseMetric):
         values = {"f1": result.f1, "precision": result.precision, "recall": result.recall}
         undefined = [key for key, value in values.items() if math.isnan(value)]
         values = {key: 0.0 if math.isnan(value) else value for key, value in values.items()}
-        metadata = {
+        metadata: dict[str, Any] = {
             **values,
             "model": engine.model_name,
             "layer": engine.num_layers,

@@ -267,6 +267,12 @@ def count_layers(config: Any) -> int:
     raise ValueError(f"Cannot tell how many layers {type(config).__name__} has.")
 
 
+def hidden_size(model: torch.nn.Module) -> int:
+    """Width of a transformers model's hidden states, from its configuration."""
+    config: Any = model.config  # transformers' configurations set their fields at run time
+    return int(config.hidden_size)
+
+
 def _layer_stack(model: torch.nn.Module) -> tuple[torch.nn.Module, str] | None:
     """The module holding the layer list, and the list's attribute name, if found."""
     for path in _LAYER_STACK_PATHS:
@@ -291,7 +297,8 @@ def _keep_layers(model: torch.nn.Module, layer: int) -> bool:
         encoder.config.num_hidden_layers = layer
         return True
     if isinstance(getattr(model, "n_layers", None), int):  # XLM
-        model.n_layers = layer
+        xlm: Any = model  # a plain int attribute, which nn.Module's typing does not know
+        xlm.n_layers = layer
         return True
     found = _layer_stack(model)
     if found is None:

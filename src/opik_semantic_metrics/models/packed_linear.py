@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import functools
 import platform
+from typing import TypeGuard
 
 import torch
 from transformers.activations import GELUActivation
@@ -162,7 +163,7 @@ def pack_linear_layers(model: torch.nn.Module) -> int:
     return replaced
 
 
-def is_exact_gelu(module: object) -> bool:
+def is_exact_gelu(module: object) -> TypeGuard[torch.nn.Module]:
     """Whether ``module`` is the exact (erf) GELU, as transformers' or as ``nn.GELU``."""
     if isinstance(module, GELUActivation):
         return module.act is torch.nn.functional.gelu

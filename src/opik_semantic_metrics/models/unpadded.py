@@ -60,6 +60,7 @@ import logging
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -175,9 +176,10 @@ def _read_layers(model: torch.nn.Module) -> UnpaddedEncoder | None:
     """``model``'s embeddings and layer weights, if its layers have transformers' BERT
     layout (every linear layer plain or every one packed, the exact GELU, one LayerNorm
     epsilon); ``None`` otherwise."""
+    bert: Any = model  # read by attribute: a model without BERT's layout raises below
     try:
-        embeddings = model.embeddings
-        layers = list(model.encoder.layer)
+        embeddings = bert.embeddings
+        layers = list(bert.encoder.layer)
         heads = layers[0].attention.self.num_attention_heads
         linears = [
             module
@@ -303,7 +305,7 @@ def _compiled_layers() -> Callable[..., torch.Tensor]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
-            return torch.jit.script(_run_layers)  # type: ignore[no-any-return]
+            return torch.jit.script(_run_layers)
     except Exception as error:  # TorchScript missing, removed or unable to compile this
         logger.debug("Unpadded layers run as Python; TorchScript failed: %s", error)
         return _run_layers

@@ -16,7 +16,7 @@ from opik_semantic_metrics.compare.experiments import MetricSummary
 from opik_semantic_metrics.report.tables import Table
 
 #: Comet's automatic logging that has nothing to do with a comparison, switched off.
-_QUIET = {
+_QUIET: dict[str, Any] = {
     "log_code": False,
     "log_graph": False,
     "auto_param_logging": False,

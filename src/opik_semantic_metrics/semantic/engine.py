@@ -377,7 +377,7 @@ class SemanticMatchEngine:
     def _tokenize(self, texts: Sequence[str], **options: object) -> dict[str, torch.Tensor]:
         prepared = [text.lower() for text in texts] if self.pooling.lowercase else list(texts)
         with self.encoder.tokenizer_lock:
-            return self.encoder.tokenizer(prepared, **options)  # type: ignore[no-any-return]
+            return self.encoder.tokenizer(prepared, **options)
 
     def _token_count(self, text: str) -> int:
         return len(self._tokenize([text], verbose=False)["input_ids"][0])

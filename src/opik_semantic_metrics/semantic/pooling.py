@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import torch
-from transformers.utils import cached_file
+from transformers.utils.hub import cached_file
 
 #: Pooling modes, in the order sentence-transformers concatenates the legacy flags.
 POOLING_MODES: Final = ("cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken")
