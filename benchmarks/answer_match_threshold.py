@@ -8,6 +8,11 @@ the threshold midway between the lowest correct F1 and the highest wrong F1 that
 reaches the threshold test.
 
     python benchmarks/answer_match_threshold.py
+    python benchmarks/answer_match_threshold.py --pairs my_pairs.tsv
+
+``--pairs`` scores your own pairs instead of the built-in 20: a UTF-8 file, one pair a
+line, three tab-separated fields: the gold answer, the model's output, and ``1`` if the
+output is a correct answer or ``0`` if not.
 
 The first correct pair is the seed analysis's Scope 1/Scope 2 example; the other pairs
 were written for this script in the style of MMESGBench's ``Str`` questions (ESG report
@@ -16,12 +21,20 @@ QA): a concise gold and a model's verbose answer. They are the project's own tex
 
 from __future__ import annotations
 
+import argparse
 import os
+import sys
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from opik_semantic_metrics.answers.tiers import AnswerMatcher
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+from opik_semantic_metrics.cli.common import CliError, read_lines
+
+#: Exit status of a malformed --pairs file, as argparse's for bad usage.
+USAGE_ERROR = 2
+LABELS = {"1": "correct", "0": "wrong"}
 
 # (gold, output that says the same thing)
 CORRECT = [
@@ -114,13 +127,72 @@ WRONG = [
 ]
 
 
-def main() -> None:
+def read_pairs(path: str) -> dict[str, list[tuple[str, str]]]:
+    """The pairs of a ``gold<TAB>output<TAB>1 or 0`` file, as correct and wrong groups.
+
+    Raises:
+        CliError: The file is unreadable, not UTF-8 or empty, or a line is malformed.
+    """
+    groups: dict[str, list[tuple[str, str]]] = {"correct": [], "wrong": []}
+    for number, line in enumerate(read_lines(path), start=1):
+        fields = line.split("\t")
+        if len(fields) != 3:
+            raise CliError(
+                f"{path} line {number}: expected 3 tab-separated fields (gold, output, "
+                f"1 or 0), got {len(fields)}"
+            )
+        gold, output, label = fields
+        if label not in LABELS:
+            raise CliError(f"{path} line {number}: expected the label 1 or 0, got {label!r}")
+        groups[LABELS[label]].append((gold, output))
+    return groups
+
+
+def _parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--pairs",
+        metavar="FILE",
+        help="your own pairs instead of the built-in 20: one a line, gold<TAB>output<TAB>1 or 0 "
+        "(1: the output is correct)",
+    )
+    return parser.parse_args()
+
+
+def _separation(tested: dict[str, list[float]]) -> list[str]:
+    """The summary lines: the two F1s that bound a threshold, and the one midway."""
+    missing = [label for label, scores in tested.items() if not scores]
+    if missing:
+        # A file of your own may have no pair of a group left once the guards have run.
+        return [f"no {' or '.join(missing)} pair reaches the threshold test: nothing to separate"]
+    lowest_correct, highest_wrong = min(tested["correct"]), max(tested["wrong"])
+    bounds = (
+        f"lowest correct F1 {lowest_correct:.3f}; highest wrong F1 past the guards "
+        f"{highest_wrong:.3f}"
+    )
+    if lowest_correct > highest_wrong:
+        return [bounds, f"midway threshold: {(lowest_correct + highest_wrong) / 2:.3f}"]
+    return [bounds, "the two groups overlap: no threshold separates them"]
+
+
+def _f1_by_pair(groups: dict[str, list[tuple[str, str]]]) -> dict[tuple[str, str], float]:
+    """BERTScore F1 of each ``(gold, output)`` pair, the output scored against the gold."""
     engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
-    groups = {"correct": CORRECT, "wrong": WRONG}
     f1 = {}
     for pairs in groups.values():
         results = engine.score([output for _, output in pairs], [gold for gold, _ in pairs])
         f1.update({pair: result.f1 for pair, result in zip(pairs, results, strict=True)})
+    return f1
+
+
+def main() -> None:
+    args = _parse_args()
+    try:
+        groups = read_pairs(args.pairs) if args.pairs else {"correct": CORRECT, "wrong": WRONG}
+    except CliError as error:
+        print(f"{Path(sys.argv[0]).name}: error: {error}", file=sys.stderr)
+        raise SystemExit(USAGE_ERROR) from None
+    f1 = _f1_by_pair(groups)
     # A scorer that looks the F1 up: the matcher calls it only for pairs that pass its guards.
     matcher = AnswerMatcher(
         semantic=lambda output, gold: f1[(gold, output)], semantic_threshold=-1.0
@@ -135,15 +207,7 @@ def main() -> None:
                 tested[label].append(f1[(gold, output)])
             note = f"stopped by a guard ({', '.join(result.flags)})" if guarded else ""
             print(f"  {label:7}  F1 {f1[(gold, output)]:.3f}  {gold[:45]:45}  {note}")
-    lowest_correct, highest_wrong = min(tested["correct"]), max(tested["wrong"])
-    print(
-        f"lowest correct F1 {lowest_correct:.3f}; highest wrong F1 past the guards "
-        f"{highest_wrong:.3f}"
-    )
-    if lowest_correct > highest_wrong:
-        print(f"midway threshold: {(lowest_correct + highest_wrong) / 2:.3f}")
-    else:
-        print("the two groups overlap: no threshold separates them")
+    print("\n".join(_separation(tested)))
 
 
 if __name__ == "__main__":

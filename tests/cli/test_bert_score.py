@@ -153,3 +153,28 @@ def test_missing_required_arguments_exit_2_through_argparse(capsys):
         main(["bert-score", "-c", "only-candidates.txt"])
     assert exit_info.value.code == 2
     assert "the following arguments are required: -r/--references" in capsys.readouterr().err
+
+
+def test_bert_scores_own_option_spellings_give_the_same_output(capsys, text_files, tmp_path):
+    # A baseline of our own for MiniLM's layers 0-6 (row 5 is read): rescaling is then
+    # visible in the scores, so the spellings are shown to reach the engine.
+    baseline = tmp_path / "minilm.csv"
+    rows = "".join(f"{layer},0.2,0.3,0.25\n" for layer in range(7))
+    baseline.write_text("LAYER,P,R,F\n" + rows, encoding="utf-8")
+    files = (str(text_files["candidates"]), str(text_files["references_1"]))
+    ours = ["-c", files[0], "-r", files[1], "-l", "5", "-b", "4"]
+    ours += ["--rescale-with-baseline", "--baseline-path", str(baseline)]
+    # bert_score's spellings: --cand/--ref work as abbreviations of our long options.
+    theirs = ["--cand", files[0], "--ref", files[1], "--num_layers", "5", "--batch_size", "4"]
+    theirs += ["--rescale_with_baseline", "--baseline_path", str(baseline)]
+    outputs = []
+    for arguments in (ours, theirs):
+        assert main(["bert-score", *arguments, *MINILM]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    assert outputs[0].splitlines()[-1].startswith("sentence-transformers/all-MiniLM-L6-v2_L5_")
+    assert "-rescaled" in outputs[0].splitlines()[-1]
+    raw = _json_run(capsys, "-c", files[0], "-r", files[1], "-l", "5")
+    first_row = outputs[0].splitlines()[2].split()
+    rescaled_f1 = (raw["scores"][0]["f1"] - 0.25) / (1 - 0.25)
+    assert first_row[0] == "1" and float(first_row[3]) == pytest.approx(rescaled_f1, abs=2e-6)

@@ -154,7 +154,11 @@ def test_word_level_models_give_error_spans(segment_files):
 @pytest.mark.parametrize(
     ("arguments", "expected"),
     [
-        (["-m", "{fixtures}/regression-xlmr"], "This COMET model needs a reference"),
+        (
+            ["-m", "{fixtures}/regression-xlmr"],
+            "{fixtures}/regression-xlmr needs references: pass -r/--references, a file "
+            "aligned with {mt}, or use a reference-free model",
+        ),
         (["-r", "{short}", "-m", "{fixtures}/regression-xlmr"], "has 2 lines but"),
         (["-r", "{ref}", "-m", "{fixtures}/no-such-model"], "could not be loaded"),
     ],
@@ -164,8 +168,8 @@ def test_errors_are_one_line_and_exit_2(capsys, segment_files, tmp_path, argumen
     files, _ = segment_files
     short = tmp_path / "short.txt"
     short.write_text("one\ntwo\n", encoding="utf-8")
-    values = {"fixtures": COMET_FIXTURES, "short": short, "ref": files["ref"]}
+    values = {"fixtures": COMET_FIXTURES, "short": short, "ref": files["ref"], "mt": files["mt"]}
     filled = [argument.format(**values) for argument in arguments]
     assert main(["comet-score", "-s", str(files["src"]), "-t", str(files["mt"]), *filled]) == 2
     [line] = capsys.readouterr().err.splitlines()
-    assert line.startswith("opik-semantic-metrics: error: ") and expected in line
+    assert line.startswith("opik-semantic-metrics: error: ") and expected.format(**values) in line

@@ -81,6 +81,21 @@ def test_a_system_against_its_rerun_within_batching_noise_is_a_tie(capsys, tmp_p
     assert last == "A tie: the means 0.6125000 and 0.6125002 are within 1e-06 of each other."
 
 
+def test_tie_tolerance_zero_compares_exactly(capsys, tmp_path):
+    scores_a, scores_b = [0.5, 0.7, 0.6, 0.65], [0.5000002, 0.7000003, 0.6000001, 0.6500002]
+    a, b = _score_files(tmp_path, scores_a, scores_b)
+    assert main(["compare", str(a), str(b), "--json", "--tie-tolerance", "0"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    # B is ahead on every item by a hair: with no tolerance, it wins all four.
+    assert result["winner"] == str(b)
+    assert result["bootstrap"]["ties"] == 0
+    assert result["bootstrap"]["wins_b"] == 1000
+    expected = compare_systems(scores_a, scores_b, tie_tolerance=0.0, name_a=str(a), name_b=str(b))
+    assert result["t_test"]["p_value"] == pytest.approx(expected.t_test.p_value)
+    assert main(["compare", str(a), str(b), "--tie-tolerance", "1e-3"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].endswith("within 0.001 of each other.")
+
+
 def test_plain_number_files(capsys, tmp_path):
     a, b = _score_files(tmp_path, [0.5, 0.7, 0.6, 0.65], [0.5, 0.69, 0.61, 0.66])
     assert main(["compare", str(a), str(b), "--json"]) == 0
@@ -115,6 +130,7 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
         ("0.5\n", "0.6\n", ["--names", "x", "x"], "different names"),
         ("0.5\n0.6\n", "0.4\n0.5\n", ["--alpha", "2"], "`alpha` between 0 and 1"),
         ("0.5\n0.6\n", "0.4\n0.5\n", ["--resamples", "0"], "`resamples` to be a positive"),
+        ("0.5\n0.6\n", "0.4\n0.5\n", ["--tie-tolerance", "-1"], "`tie_tolerance` to be a"),
         ('{"scores": [{"f1": 1%s}]}' % ("0" * 400), "0.5\n", [], "{a} line 1 has no finite"),
         ('{"scores": [{"f1": 1%s}]}' % ("0" * 5000), "0.5\n", [], "not a result file"),
         ('{"scores": ' + "[" * 100_000 + "]" * 100_000 + "}", "0.5\n", [], "not a result file"),
@@ -130,6 +146,7 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
         "same-names",
         "alpha",
         "resamples",
+        "negative-tie-tolerance",
         "int-past-float",
         "int-past-4300-digits",
         "nested-past-the-recursion-limit",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from opik_semantic_metrics.cli.main import main
+from opik_semantic_metrics.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,6 +41,45 @@ def test_help_lists_every_subcommand(capsys):
     out = capsys.readouterr().out
     for command in ("bert-score", "comet-score", "compare", "heatmap"):
         assert command in out
+
+
+@pytest.mark.parametrize(
+    ("command", "files", "ours", "theirs"),
+    [
+        (
+            "bert-score",
+            ["-c", "c.txt", "-r", "r.txt"],
+            ["-l", "3", "-b", "8", "--rescale-with-baseline", "--baseline-path", "b.csv"],
+            [
+                *("--num_layers", "3", "--batch_size", "8"),
+                *("--rescale_with_baseline", "--baseline_path", "b.csv"),
+            ],
+        ),
+        ("comet-score", ["-s", "s.txt", "-t", "t.txt"], ["-b", "8"], ["--batch_size", "8"]),
+        (
+            "heatmap",
+            ["-c", "c.txt", "-r", "r.txt", "-o", "pair.png"],
+            ["--num-layers", "3", "--batch-size", "8"],
+            ["--num_layers", "3", "--batch_size", "8"],
+        ),
+    ],
+)
+def test_the_reference_tools_underscore_spellings_set_the_same_options(
+    command, files, ours, theirs
+):
+    parser = build_parser()
+    defaults = vars(parser.parse_args([command, *files]))
+    parsed = [vars(parser.parse_args([command, *files, *options])) for options in (ours, theirs)]
+    assert parsed[0] == parsed[1] != defaults
+    assert parsed[1]["batch_size"] == 8
+
+
+def test_usage_shows_the_hyphen_spellings(capsys):
+    with pytest.raises(SystemExit):
+        main(["bert-score", "--help"])
+    usage = capsys.readouterr().out.split("\n\n")[0]
+    assert "[--rescale-with-baseline]" in usage and "[--baseline-path BASELINE_PATH]" in usage
+    assert "--rescale_with_baseline" not in usage and "--baseline_path" not in usage
 
 
 def test_an_error_exits_2_with_one_line_and_no_traceback(tmp_path):

@@ -96,6 +96,14 @@ def test_compare_equals_the_paired_statistics_on_aligned_items():
     assert compare(SYSTEM_A, SYSTEM_B, name_a="new", name_b="old") == expected
 
 
+def test_compare_takes_the_tie_tolerance():
+    rerun = [score + 5e-7 for score in SYSTEM_A]
+    assert compare(SYSTEM_A, rerun).winner is None
+    exact = compare(SYSTEM_A, rerun, tie_tolerance=0.0)
+    assert exact == compare_systems(SYSTEM_A, rerun, tie_tolerance=0.0)
+    assert exact.winner == "B" and exact.bootstrap.ties == 0
+
+
 def test_compare_refuses_failed_and_unmatched_items():
     with pytest.raises(ValueError, match=r"1 items of B have no comet score \(failed\)"):
         compare(_results(SYSTEM_A[:3]), _results([0.5, None, 0.5]))

@@ -2,7 +2,9 @@
 
 The options follow bert_score's own ``bert-score`` command (``-c``, ``-r`` with several
 files, ``--lang``, ``-m``, ``-l``, ``--idf``, ``--rescale-with-baseline``), and the
-scores equal its ``batch_size=1`` values (see the engine).
+scores equal its ``batch_size=1`` values (see the engine). Its underscore spellings
+(``--num_layers``, ``--batch_size``, ``--rescale_with_baseline``, ``--baseline_path``) are
+accepted beside ours, so that a command copied from bert_score runs unchanged.
 """
 
 from __future__ import annotations
@@ -35,13 +37,20 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "-r", "--references", required=True, nargs="+", help="reference file(s), aligned"
     )
-    parser.add_argument("-l", "--num-layers", type=int, default=None, help="layer to use")
+    parser.add_argument(
+        "-l", "--num-layers", "--num_layers", type=int, default=None, help="layer to use"
+    )
     parser.add_argument("--lang", default=None, help="language of the default model/baseline")
     parser.add_argument("--idf", action="store_true", help="idf weights from the references")
     parser.add_argument(
-        "--rescale-with-baseline", action="store_true", help="rescale with a baseline"
+        "--rescale-with-baseline",
+        "--rescale_with_baseline",
+        action="store_true",
+        help="rescale with a baseline",
     )
-    parser.add_argument("--baseline-path", default=None, help="a baseline file of your own")
+    parser.add_argument(
+        "--baseline-path", "--baseline_path", default=None, help="a baseline file of your own"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_model_options(parser, default_model=None)
     parser.set_defaults(run=run)

@@ -2,9 +2,10 @@
 
 Sources (``-s``), translations (``-t``) and references (``-r``, left out for
 reference-free models) are aligned files, one segment a line; the options follow
-``comet-score`` (``--model``, ``--batch-size``). The scores equal unbabel-comet 2.2.7's
-(see :mod:`opik_semantic_metrics.comet.engine`), computed without it. One translation
-file a run: run once per system and ``compare`` the two ``--json`` files.
+``comet-score`` (``--model``, ``--batch-size``, also spelt ``--batch_size`` as there). The
+scores equal unbabel-comet 2.2.7's (see :mod:`opik_semantic_metrics.comet.engine`),
+computed without it. One translation file a run: run once per system and ``compare`` the
+two ``--json`` files.
 """
 
 from __future__ import annotations
@@ -49,10 +50,7 @@ def run(args: argparse.Namespace) -> int:
     paths = [args.sources, args.translations] + ([args.references] if args.references else [])
     sources, translations, *rest = read_aligned(paths)
     references = rest[0] if rest else None
-    try:
-        engine = CometEngine(args.model, device=args.device, batch_size=args.batch_size)
-    except ValueError as error:
-        raise CliError(str(error)) from error
+    engine = _engine(args)
     results: list[CometResult] = []
     for part in chunks(len(sources), 4 * args.batch_size, progress=args.progress, unit="line"):
         results.extend(
@@ -68,6 +66,27 @@ def run(args: argparse.Namespace) -> int:
         print(Table(("line", "score"), rows).to_text())
         print(f"{engine.model_name} ({engine.class_identifier}) score: {mean:.6f}")
     return 0
+
+
+def _engine(args: argparse.Namespace) -> CometEngine:
+    """The engine of ``--model``, checked to get the references it needs.
+
+    Raises:
+        CliError: The model cannot be built, or needs references and ``-r`` is missing.
+    """
+    try:
+        engine = CometEngine(args.model, device=args.device, batch_size=args.batch_size)
+    except ValueError as error:
+        raise CliError(str(error)) from error
+    # Checked here rather than left to the engine, whose message names the first item
+    # without a reference, 0-based: without -r, every line lacks one.
+    if engine.requires_references and args.references is None:
+        raise CliError(
+            f"{engine.model_name} needs references: pass -r/--references, a file aligned "
+            f"with {args.translations}, or use a reference-free model (e.g. "
+            "Unbabel/wmt22-cometkiwi-da)"
+        )
+    return engine
 
 
 def _as_json(

@@ -110,7 +110,11 @@ def add_model_options(
     default_batch_size: int = 64,
     model_help: str = ENCODER_MODEL_HELP,
 ) -> None:
-    """``--model``, ``--device``, ``--batch-size`` and ``--progress``."""
+    """``--model``, ``--device``, ``--batch-size`` and ``--progress``.
+
+    ``--batch_size`` is accepted too: bert_score's and unbabel-comet's commands spell it
+    so, and a command copied from either should run here unchanged.
+    """
     parser.add_argument(
         "-m",
         "--model",
@@ -123,6 +127,7 @@ def add_model_options(
     parser.add_argument(
         "-b",
         "--batch-size",
+        "--batch_size",
         type=int,
         default=default_batch_size,
         help=f"texts per forward pass (default {default_batch_size})",

@@ -39,6 +39,14 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, default=0, help="seed of the resampling")
+    parser.add_argument(
+        "--tie-tolerance",
+        type=float,
+        default=TIE_TOLERANCE,
+        help="per-line differences (and a difference of means) up to this are ties "
+        f"(default {TIE_TOLERANCE:g}: scores of one text agree only that closely across "
+        "batchings; 0 compares exactly)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.set_defaults(run=run)
 
@@ -105,9 +113,15 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("the two systems need different names (use --names)")
     metric = key_a if key_a == key_b else f"{key_a} / {key_b}"
     options = {"resamples": args.resamples, "seed": args.seed}
-    try:  # --alpha and --resamples are checked there
+    try:  # --alpha, --resamples and --tie-tolerance are checked there
         comparison = compare_systems(
-            scores_a, scores_b, name_a=name_a, name_b=name_b, alpha=args.alpha, **options
+            scores_a,
+            scores_b,
+            name_a=name_a,
+            name_b=name_b,
+            alpha=args.alpha,
+            tie_tolerance=args.tie_tolerance,
+            **options,
         )
         intervals = {
             name_a: bootstrap_interval(scores_a, **options),
@@ -138,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     if comparison.winner is None:
         print(
             f"\nA tie: the means {comparison.mean_a:.7f} and {comparison.mean_b:.7f} are "
-            f"within {TIE_TOLERANCE:g} of each other."
+            f"within {args.tie_tolerance:g} of each other."
         )
     else:
         loser = name_b if comparison.winner == name_a else name_a

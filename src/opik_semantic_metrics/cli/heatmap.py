@@ -34,7 +34,10 @@ def add_parser(subparsers: Any) -> None:
     reference.add_argument("-r", "--references", help="reference file, one text a line")
     parser.add_argument("--line", type=int, default=1, help="line of the files (from 1)")
     parser.add_argument("-o", "--output", required=True, help="PNG file to write")
-    parser.add_argument("-l", "--num-layers", type=int, default=None, help="layer to use")
+    # --num_layers: bert_score's spelling (its bert-score-show draws this heatmap too).
+    parser.add_argument(
+        "-l", "--num-layers", "--num_layers", type=int, default=None, help="layer to use"
+    )
     parser.add_argument("--lang", default=None, help="language of the default model")
     parser.add_argument("--dpi", type=int, default=100, help="resolution of the PNG")
     add_model_options(parser, default_model=None)

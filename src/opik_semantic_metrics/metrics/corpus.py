@@ -28,7 +28,12 @@ from typing import Any
 from opik.evaluation.metrics import score_result
 
 from opik_semantic_metrics.compare.experiments import collect_scores, item_order
-from opik_semantic_metrics.compare.stats import Comparison, bootstrap_interval, compare_systems
+from opik_semantic_metrics.compare.stats import (
+    TIE_TOLERANCE,
+    Comparison,
+    bootstrap_interval,
+    compare_systems,
+)
 
 
 @dataclass(frozen=True)
@@ -170,6 +175,7 @@ def compare(
     alpha: float = 0.05,
     resamples: int = 1000,
     seed: int = 0,
+    tie_tolerance: float = TIE_TOLERANCE,
 ) -> Comparison:
     """Which of two systems scored on the same items wins, and is it significant?
 
@@ -181,6 +187,9 @@ def compare(
         alpha: Significance level of the paired t-test.
         resamples: Paired bootstrap resamples.
         seed: Seed of the resampling.
+        tie_tolerance: Per-item differences, and a difference of the means, no larger
+            than this are ties (the default, 1e-6, is how closely our metrics agree on one
+            text across batchings); ``0.0`` compares exactly.
 
     Returns:
         The :class:`~opik_semantic_metrics.compare.stats.Comparison`: means, winner,
@@ -219,4 +228,5 @@ def compare(
         alpha=alpha,
         resamples=resamples,
         seed=seed,
+        tie_tolerance=tie_tolerance,
     )
