@@ -7,6 +7,7 @@ that a metric can fail that item with a clear ``MetricComputationError`` instead
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from opik_semantic_metrics.errors import InputError
@@ -28,6 +29,39 @@ def as_list(value: object, name: str) -> Sequence[object]:
     if isinstance(value, _NOT_LISTS) or not isinstance(value, Sequence):
         raise InputError(f"Expected `{name}` to be a list, got {type(value).__name__}.")
     return value
+
+
+def check_positive_int(value: object, name: str) -> int:
+    """``value`` if it is an int of at least 1 (not a bool, nor a float such as ``2.0``).
+
+    Raises:
+        ValueError: Anything else; ``name`` is the argument's name.
+
+    Example:
+        >>> check_positive_int(16, "batch_size")
+        16
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"Expected `{name}` to be a positive integer, got {value!r}.")
+    return value
+
+
+def is_empty_cell(value: object) -> bool:
+    """Whether ``value`` is what a table's empty cell reads as: ``None``, NaN, or pandas'
+    ``NA`` and ``NaT`` (nullable and Arrow-backed columns give ``pd.NA``, not NaN).
+
+    pandas is not imported: its two markers are told by their types.
+
+    Example:
+        >>> is_empty_cell(None), is_empty_cell(float("nan")), is_empty_cell(""), is_empty_cell(0)
+        (True, True, False, False)
+    """
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    kind = type(value)
+    return kind.__module__.startswith("pandas.") and kind.__name__ in ("NAType", "NaTType")
 
 
 def check_text(value: object, what: str) -> str:

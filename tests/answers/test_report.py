@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import opik
+import pandas
 import pytest
 
 from opik_semantic_metrics import AnswerMatch
@@ -181,6 +182,27 @@ def test_a_text_utf8_cannot_write_is_shown_escaped(matcher):
     report.encode("utf-8")  # a report can be printed and written to a file
     assert "| 0 |  | caf\u00e9 | 'caf\\udce9' | Expected the output to be valid Unicode" in report
     assert "| 1 |  | x | '\\ud800' |" in report
+
+
+def test_pandas_empty_cells_from_an_opik_run_are_reported(matcher):
+    # Nullable and Arrow-backed pandas columns give pd.NA for an empty cell.
+    items = [
+        {"output": "82", "reference": "82%", "answer_format": pandas.NA},
+        {"output": pandas.NA, "reference": "5", "answer_format": "Int"},
+    ]
+    run = opik.evaluate_on_dict_items(
+        items=items,
+        task=lambda item: {"output": item["output"]},
+        scoring_metrics=[AnswerMatch(track=False)],
+    )
+    summary = summarize(run.test_results)
+    assert [(item.answer_format, item.method) for item in summary.items] == [
+        (None, "numeric"),
+        ("Int", "no_match"),
+    ]
+    assert summary == summarize(
+        [(row["output"], row["reference"], row["answer_format"]) for row in items]
+    )
 
 
 def test_answer_formats_are_counted_in_their_canonical_spelling(matcher):

@@ -6,6 +6,7 @@ import difflib
 import math
 
 import numpy
+import pandas
 import pytest
 import torch
 
@@ -197,6 +198,12 @@ def test_custom_abstentions():
             "relative_tolerance` to be a finite number >= 0, got an int of about 5001 digits",
             id="relative_tolerance=10**5000",
         ),
+        # bool("no") is True: the option was switched on.
+        pytest.param(
+            {"percent_as_fraction": "no"},
+            "`percent_as_fraction` to be True or False, got 'no'",
+            id="percent_as_fraction='no'",
+        ),
     ],
 )
 def test_bad_settings_raise_value_error(kwargs, message):
@@ -329,10 +336,24 @@ def test_no_output_is_a_defined_no_match(matcher, output, flag):
     assert not matcher.match(output, None).matched  # even where the gold is not answerable
 
 
-@pytest.mark.parametrize("reference", [None, math.nan])
+@pytest.mark.parametrize(
+    "output",
+    # pandas' empty cells (nullable and Arrow-backed columns) and blank text, as None.
+    [pandas.NA, pandas.NaT, "", "  \n"],
+)
+def test_an_empty_cell_or_blank_output_is_a_missing_answer(matcher, output):
+    result = matcher.match(output, "82%", answer_format="Float")
+    assert (result.matched, result.method) == (False, "no_match")
+    assert "output_missing" in result.flags and "no answer to compare" in result.reason
+    assert not matcher.match(output, output).matched  # a blank output never matches
+
+
+@pytest.mark.parametrize("reference", [None, math.nan, pandas.NA, pandas.NaT, "", " "])
 def test_missing_gold_means_not_answerable(matcher, reference):
     result = matcher.match("Not answerable", reference)
     assert result.method == "not_answerable" and result.gold_not_answerable
+    wrong = matcher.match("82", reference, answer_format="Int")
+    assert not wrong.matched and wrong.gold_not_answerable
 
 
 @pytest.mark.parametrize(
@@ -365,7 +386,8 @@ def test_numbers_and_python_lists_are_answers(matcher, output, reference, method
         (numpy.float32(82.0), "82%", "Float", "numeric"),
         (numpy.bool_(True), "true", None, "normalized"),
         (numpy.array(["SSP1", "SSP2"]), "['SSP1', 'SSP2']", None, "exact"),
-        ([numpy.float64(0.5), numpy.int64(2)], "[0.5, 2]", "List", "list"),
+        # Its text is written from the values read, under NumPy 1 and 2 alike.
+        ([numpy.float64(0.5), numpy.int64(2)], "[0.5, 2]", "List", "exact"),
         (torch.tensor(2.5), "2.5", None, "exact"),
     ],
 )
@@ -429,6 +451,9 @@ def test_list_literal_integers_of_too_many_digits_are_compared_as_text(matcher):
         ({"answer": 1}, "1", "output to be a string, a number, a list or None, got dict"),
         ({1, 2}, "1", "got set"),
         (b"82", "82", "got bytes"),
+        (memoryview(b"82"), "82", "got memoryview"),
+        (["\ud800"], ["\ud800"], "Expected a list item to be valid Unicode text"),
+        ("x", numpy.array(["a", "caf\udce9"]), "Expected a list item to be valid Unicode text"),
         (object(), "x", "got object"),
         ("x", {"a": 1}, "reference to be a string, a number, a list or None, got dict"),
         ("x", math.inf, "got the number inf"),
@@ -443,9 +468,11 @@ def test_what_is_not_an_answer_is_an_input_error(matcher, output, reference, mes
         matcher.match(output, reference)
 
 
-@pytest.mark.parametrize("answer_format", ["str", " FLOAT ", "none", None, "", float("nan")])
+@pytest.mark.parametrize(
+    "answer_format", ["str", " FLOAT ", "none", None, "", " ", float("nan"), pandas.NA]
+)
 def test_answer_formats_are_read_case_insensitively(matcher, answer_format):
-    # NaN: pandas reads an empty cell, and the text "None", as NaN.
+    # NaN, NA: pandas reads an empty cell, and the text "None", as NaN (NA in nullable columns).
     assert matcher.match("a", "a", answer_format=answer_format).matched
 
 

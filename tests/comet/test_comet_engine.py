@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas
 import pytest
 import torch
 
@@ -91,6 +93,23 @@ def test_reference_free_models_ignore_references(name):
     assert [r.score for r in without] == pytest.approx(
         oracle["without_reference"]["scores"][:30], abs=1e-5
     )
+
+
+def test_an_empty_table_cell_is_no_reference():
+    # pandas reads an empty cell as NaN, or as pd.NA in nullable and Arrow-backed columns.
+    engine = _engine("xcomet")
+    nones = engine.score(SOURCES[:3], TRANSLATIONS[:3], [REFERENCES[0], None, None])
+    cells = engine.score(SOURCES[:3], TRANSLATIONS[:3], [REFERENCES[0], math.nan, pandas.NA])
+    assert [r.used_reference for r in cells] == [True, False, False]
+    assert [r.score for r in cells] == [r.score for r in nones]
+    with pytest.raises(InputError, match="needs a reference"):
+        _engine("regression-xlmr").score(SOURCES[:1], TRANSLATIONS[:1], [math.nan])
+
+
+def test_a_reference_free_model_refuses_a_misaligned_reference_list():
+    engine = _engine("unified-kiwi")
+    with pytest.raises(InputError, match="as many references as translations"):
+        engine.score(SOURCES[:2], TRANSLATIONS[:2], REFERENCES[:1])
 
 
 def test_a_reference_model_without_a_reference_is_an_input_error():

@@ -296,6 +296,14 @@ def test_rescaling_uses_bert_scores_packaged_baseline_when_there_is_one(tmp_path
     [
         ({"dtype": "int8"}, "dtype"),
         ({"micro_batch_size": 0}, "`micro_batch_size` to be a positive integer, got 0"),
+        # Accepted before, each failed every score() later with a TypeError.
+        ({"micro_batch_size": 2.5}, "`micro_batch_size` to be a positive integer, got 2.5"),
+        ({"batch_size": 2.5}, "`batch_size` to be a positive integer, got 2.5"),
+        ({"batch_size": True}, "`batch_size` to be a positive integer, got True"),
+        (
+            {"num_layers": 2.0},
+            "`layer` between 0 and 6 for 'sentence-transformers/all-MiniLM-L6-v2', got 2.0",
+        ),
         ({"baseline_path": "baseline.tsv"}, "only with `rescale_with_baseline=True`"),
         (
             {"baseline_path": "missing.tsv", "rescale_with_baseline": True},

@@ -202,8 +202,11 @@ def test_score_batch_equals_score(metric):
 
 
 def test_bad_constructor_arguments_are_value_errors():
-    with pytest.raises(ValueError, match="batch_size"):
-        COMET(str(FIXTURES / "regression-xlmr"), batch_size=0, track=False)
+    for batch_size in (0, 1.5, True):
+        with pytest.raises(
+            ValueError, match=f"`batch_size` to be a positive integer, got {batch_size}"
+        ):
+            COMET(str(FIXTURES / "regression-xlmr"), batch_size=batch_size, track=False)
 
 
 @pytest.fixture(scope="module", autouse=True)

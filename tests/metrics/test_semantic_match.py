@@ -158,6 +158,14 @@ def test_bad_constructor_arguments_raise_value_error():
         SemanticMatch(floor=1.5, track=False)
     with pytest.raises(ValueError, match="token_vectors"):
         SemanticMatch(token_vectors="glove", track=False)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"`batch_size` to be a positive integer, got 2\.5"):
+        SemanticMatch(batch_size=2.5, track=False)  # type: ignore[arg-type]
+
+
+def test_weights_near_the_float_limit_are_relative_like_any_others():
+    # Their sum overflows: it raised OverflowError before.
+    metric = SemanticMatch(weights=(1e308, 1e308, 0.0), track=False)
+    assert metric.engine.combination.weights == (0.5, 0.5, 0.0)
 
 
 def test_score_batch_and_concurrent_score_calls_equal_single_scores(fitted, stsb_pairs):

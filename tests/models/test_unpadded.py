@@ -138,8 +138,16 @@ def test_models_of_other_families_or_in_training_mode_are_not_run_unpadded(tmp_p
 
 def test_the_probe_rejects_a_model_whose_attention_computes_something_else(tmp_path):
     model = AutoModel.from_pretrained(build_tiny_bert(tmp_path / "bert")).eval()
-    # transformers reads each layer's own scale; the unpadded layers use 1/sqrt(head size).
-    model.encoder.layer[0].attention.self.scaling = 0.5
+    # Same weights, other attention: the unpadded layers, built from the weights alone,
+    # would compute what this layer no longer does.
+    attention = model.encoder.layer[0].attention.self
+    forward = attention.forward
+
+    def halved(*args, **kwargs):
+        context, *rest = forward(*args, **kwargs)
+        return (context * 0.5, *rest)
+
+    attention.forward = halved
     assert prepare_unpadded(model) is None
 
 

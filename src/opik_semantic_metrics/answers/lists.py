@@ -30,6 +30,7 @@ from typing import Union
 
 from opik_semantic_metrics.answers.normalize import MAX_DIGITS
 from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.inputs import check_text
 
 #: Longest text read as a list literal or split as an enumeration.
 MAX_LIST_CHARS = 20_000
@@ -135,7 +136,8 @@ def python_value(value: object) -> object:
         201
     """
     to_list = getattr(value, "tolist", None)
-    if isinstance(value, str) or not callable(to_list):
+    # A memoryview has tolist() too, but it is binary data, as bytes are: not a list.
+    if isinstance(value, str | memoryview) or not callable(to_list):
         return value
     reshape = getattr(value, "reshape", None)
     try:
@@ -205,7 +207,10 @@ def _convert(value: Sequence[object]) -> tuple[tuple[ListItem, ...] | None, str 
                 # No answer's number is that long (nor may one alone be); repr() even
                 # fails on an int of over 4,300 digits.
                 raise _Unreadable("too_many_digits")
-            elif item is None or isinstance(item, str | int | float):
+            elif isinstance(item, str):
+                # As every metric checks a text: an unpaired surrogate is an error.
+                converted.append(check_text(item, "a list item"))
+            elif item is None or isinstance(item, int | float):
                 converted.append(item)
             else:
                 raise _Unreadable("not_a_list")

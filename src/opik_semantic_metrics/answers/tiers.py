@@ -71,6 +71,7 @@ from opik_semantic_metrics.answers.lists import (
     split_plain_list,
 )
 from opik_semantic_metrics.answers.normalize import (
+    MAX_DIGITS,
     NormalForms,
     ParsedNumber,
     find_single_number,
@@ -82,7 +83,7 @@ from opik_semantic_metrics.answers.normalize import (
     prepare,
 )
 from opik_semantic_metrics.errors import InputError, shown
-from opik_semantic_metrics.inputs import check_text
+from opik_semantic_metrics.inputs import check_text, is_empty_cell
 
 Method = Literal["exact", "normalized", "numeric", "list", "not_answerable", "semantic", "no_match"]
 #: The tiers, in the order they are tried.
@@ -274,7 +275,13 @@ class AnswerMatcher:
         if ordered is not None and not isinstance(ordered, bool):
             raise ValueError(f"Expected `ordered` to be True, False or None, got {shown(ordered)}.")
         self.ordered = ordered
-        self.percent_as_fraction = bool(percent_as_fraction)
+        if not isinstance(percent_as_fraction, bool):
+            # bool("no") is True: a string here would switch the option on.
+            raise ValueError(
+                "Expected `percent_as_fraction` to be True or False, "
+                f"got {shown(percent_as_fraction)}."
+            )
+        self.percent_as_fraction = percent_as_fraction
         if isinstance(abstentions, str) or not all(
             isinstance(phrase, str) and phrase.strip() for phrase in abstentions
         ):
@@ -597,11 +604,11 @@ class AnswerMatcher:
 
 
 def check_answer_format(answer_format: object) -> str | None:
-    """The canonical spelling of an answer format (``None``, ``""`` or NaN: unknown).
+    """The canonical spelling of an answer format (an empty cell, blank text: unknown).
 
-    NaN counts as unknown because pandas reads an empty cell as NaN (and, by default,
-    the text ``"None"`` too: read such a column with ``keep_default_na=False`` to keep
-    MMESGBench's ``None`` format).
+    An empty cell (``None``, NaN, pandas' ``NA``) counts as unknown because pandas reads
+    one as NaN or ``NA`` (and, by default, the text ``"None"`` as NaN too: read such a
+    column with ``keep_default_na=False`` to keep MMESGBench's ``None`` format).
 
     Raises:
         InputError: Not one of :data:`ANSWER_FORMATS` (case-insensitively).
@@ -610,9 +617,7 @@ def check_answer_format(answer_format: object) -> str | None:
         >>> check_answer_format("float"), check_answer_format(None)
         ('Float', None)
     """
-    if answer_format is None or answer_format == "":
-        return None
-    if isinstance(answer_format, float) and math.isnan(answer_format):
+    if is_empty_cell(answer_format) or _is_blank(answer_format):
         return None
     if isinstance(answer_format, str):
         for known in ANSWER_FORMATS:
@@ -625,17 +630,24 @@ def check_answer_format(answer_format: object) -> str | None:
 
 
 def _is_missing(reference: object) -> bool:
+    """An empty cell or blank text: no gold answer, so the question is not answerable."""
     if isinstance(reference, float) and math.isinf(reference):
         raise InputError(f"Expected a gold answer, got the number {reference}.")
-    return reference is None or (isinstance(reference, float) and math.isnan(reference))
+    return is_empty_cell(reference) or _is_blank(reference)
 
 
 def _missing_output_flag(output: object) -> str | None:
-    if output is None:
+    """Why there is no answer to compare, if there is none: an empty cell or blank text
+    (``output_missing``), NaN or an infinity (``output_not_finite``)."""
+    if isinstance(output, float):
+        return None if math.isfinite(output) else "output_not_finite"
+    if is_empty_cell(output) or _is_blank(output):
         return "output_missing"
-    if isinstance(output, float) and not math.isfinite(output):
-        return "output_not_finite"
     return None
+
+
+def _is_blank(value: object) -> bool:
+    return isinstance(value, str) and not value.strip()
 
 
 def _read_answer(value: object, side: str) -> _Answer:
@@ -653,15 +665,20 @@ def _read_answer(value: object, side: str) -> _Answer:
     if isinstance(value, int | float):
         number = number_from_value(value)
         if number is None:
-            raise InputError(f"Expected the {side} to be a number of at most 60 digits.")
+            raise InputError(f"Expected the {side} to be a number of at most {MAX_DIGITS} digits.")
         return _Answer(repr(value), number)
     if isinstance(value, list | tuple):
         items = items_from_value(value)
-        text = repr(list(value))
-        return _Answer(text, None, items, list_like=True)
+        # Written from the Python values read: NumPy 2 writes numpy.float64(0.5) in a list
+        # as "np.float64(0.5)", NumPy 1 as "0.5".
+        return _Answer(repr(_as_lists(items)), None, items, list_like=True)
     raise InputError(
         f"Expected the {side} to be a string, a number, a list or None, got {type(value).__name__}."
     )
+
+
+def _as_lists(items: tuple[ListItem, ...]) -> list[object]:
+    return [_as_lists(item) if isinstance(item, tuple) else item for item in items]
 
 
 def _element(item: ListItem) -> _Element:

@@ -38,7 +38,13 @@ from opik_semantic_metrics.bertscore.greedy import GreedyMatch, greedy_match
 from opik_semantic_metrics.bertscore.idf import IdfTable, fit_idf, uniform_weights
 from opik_semantic_metrics.bertscore.tokenize import EncodedText, TextEncoder
 from opik_semantic_metrics.errors import InputError
-from opik_semantic_metrics.inputs import as_list, check_pairs, check_text, reference_texts
+from opik_semantic_metrics.inputs import (
+    as_list,
+    check_pairs,
+    check_positive_int,
+    check_text,
+    reference_texts,
+)
 from opik_semantic_metrics.models.loading import (
     LoadedEncoder,
     checked_layer,
@@ -189,12 +195,8 @@ class BERTScoreEngine:
         micro_batch_size: int = 16,
         cache: EmbeddingCache | None = None,
     ) -> None:
-        if batch_size < 1:
-            raise ValueError(f"Expected `batch_size` to be a positive integer, got {batch_size}.")
-        if micro_batch_size < 1:
-            raise ValueError(
-                f"Expected `micro_batch_size` to be a positive integer, got {micro_batch_size}."
-            )
+        check_positive_int(batch_size, "batch_size")
+        check_positive_int(micro_batch_size, "micro_batch_size")
         if baseline_path is not None and not rescale_with_baseline:
             # bert_score ignores it; a path given is a rescaling wanted.
             raise ValueError(

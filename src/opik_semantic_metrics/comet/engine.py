@@ -38,7 +38,7 @@ from opik_semantic_metrics.comet.models import (
     load_model,
 )
 from opik_semantic_metrics.errors import InputError
-from opik_semantic_metrics.inputs import as_list, check_text
+from opik_semantic_metrics.inputs import as_list, check_positive_int, check_text, is_empty_cell
 from opik_semantic_metrics.models.loading import resolve_device
 from opik_semantic_metrics.models.shared import LoadOnce
 
@@ -117,19 +117,22 @@ def _check_items(
     for name, values in (("source", sources), ("translation", translations)):
         for index, text in enumerate(values):
             check_text(text, f"{name} {index}")
-    if not reads_reference:
-        return [None] * len(translations)
     if references is None:
         references = [None] * len(translations)
-    else:
-        references = as_list(references, "references")
+    # Checked even where the model ignores references: a list of another length is
+    # misaligned data.
+    references = as_list(references, "references")
     if len(references) != len(translations):
         raise InputError(
             f"Expected as many references as translations, got {len(references)} references "
             f"for {len(translations)} translations."
         )
+    if not reads_reference:
+        return [None] * len(translations)
     checked: list[str | None] = []
     for index, reference in enumerate(references):
+        # A table's empty cell (NaN, pandas' NA) is no reference, as None is.
+        reference = None if is_empty_cell(reference) else reference
         if reference is None and needs_reference:
             raise InputError(
                 f"This COMET model needs a reference; item {index} has none. Use a "
@@ -182,8 +185,7 @@ class CometEngine:
         batch_size: int = 16,
         cache: EmbeddingCache | None = None,
     ) -> None:
-        if batch_size < 1:
-            raise ValueError(f"Expected `batch_size` to be a positive integer, got {batch_size}.")
+        check_positive_int(batch_size, "batch_size")
         self.loaded = load_comet(model, resolve_device(device))
         self.batch_size = batch_size
         # Halved where a batch runs out of memory, for every later call (batching/memory.py).

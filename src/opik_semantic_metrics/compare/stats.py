@@ -31,6 +31,8 @@ from typing import TypeAlias
 import numpy as np
 from scipy import stats as scipy_stats
 
+from opik_semantic_metrics.inputs import check_positive_int
+
 #: One system's per-item scores: a sequence of numbers or a one-dimensional array.
 Scores: TypeAlias = Sequence[float] | np.ndarray
 
@@ -160,11 +162,6 @@ def _differences(a: np.ndarray, b: np.ndarray, tie_tolerance: float) -> np.ndarr
     return np.where(np.abs(differences) <= tie_tolerance, 0.0, differences)
 
 
-def _check_resamples(resamples: int) -> None:
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
-        raise ValueError(f"Expected `resamples` to be a positive integer, got {resamples!r}.")
-
-
 def bootstrap_interval(
     scores: Scores,
     *,
@@ -181,7 +178,7 @@ def bootstrap_interval(
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"Expected `confidence` between 0 and 1, got {confidence}.")
-    _check_resamples(resamples)
+    check_positive_int(resamples, "resamples")
     values = _as_array(scores, "scores")
     rng = np.random.default_rng(seed)
     indices = rng.integers(0, values.size, size=(resamples, values.size))
@@ -208,7 +205,7 @@ def paired_bootstrap(
         >>> result.wins_a, result.wins_b
         (100, 0)
     """
-    _check_resamples(resamples)
+    check_positive_int(resamples, "resamples")
     a, b = _paired_arrays(scores_a, scores_b)
     rng = np.random.default_rng(seed)
     indices = rng.integers(0, a.size, size=(resamples, a.size))

@@ -251,7 +251,7 @@ def checked_layer(
     num_layers = count_model_layers(source, trust_remote_code)
     if layer is None:
         layer = num_layers
-    if not 0 <= layer <= num_layers:
+    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer <= num_layers:
         raise ValueError(
             f"Expected `layer` between 0 and {num_layers} for {source.name!r}, got {layer}."
         )

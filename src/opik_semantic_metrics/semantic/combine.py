@@ -131,6 +131,9 @@ class Combination:
             raise ValueError(f"Expected `floor` in [0, 1), got {floor!r}.")
         if snap is not None and (not _is_number(snap) or not 0.0 < snap <= 1.0):
             raise ValueError(f"Expected `snap` in (0, 1] or None, got {snap!r}.")
+        if not math.isfinite(sum(values)):
+            # Weights near the float limit overflow their sum; they are relative.
+            values = tuple(value / max(values) for value in values)
         total = math.fsum(values)
         word, sentence, paragraph = (value / total for value in values)
         return cls((word, sentence, paragraph), float(floor), None if snap is None else float(snap))

@@ -69,7 +69,7 @@ from opik_semantic_metrics.batching.lengths import padded_batch
 from opik_semantic_metrics.batching.memory import HalvingBatchSize
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.errors import InputError
-from opik_semantic_metrics.inputs import as_list, check_pairs, reference_texts
+from opik_semantic_metrics.inputs import as_list, check_pairs, check_positive_int, reference_texts
 from opik_semantic_metrics.models.loading import LoadedEncoder, load_encoder
 from opik_semantic_metrics.models.long_texts import (
     leading_part,
@@ -319,9 +319,8 @@ class SemanticMatchEngine:
             raise ValueError(
                 f"Expected `token_vectors` in {TOKEN_VECTOR_MODES}, got {token_vectors!r}."
             )
-        for name, value in (("baseline_pairs", baseline_pairs), ("batch_size", batch_size)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"Expected `{name}` to be a positive integer, got {value!r}.")
+        check_positive_int(baseline_pairs, "baseline_pairs")
+        check_positive_int(batch_size, "batch_size")
         self.token_vectors: TokenVectors = token_vectors
         self.baseline_pairs = baseline_pairs
         self.seed = seed
