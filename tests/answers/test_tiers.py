@@ -305,7 +305,6 @@ def test_a_plain_callable_scorer():
         math.nan,
         math.inf,
         "0.9",
-        None,
         pytest.param(10**400, id="10**400"),
         # Past Python's limit on an int's digits written as text: the message must not fail.
         pytest.param(10**5000, id="10**5000"),
@@ -315,6 +314,13 @@ def test_a_scorer_returning_a_non_number_is_an_input_error(returned):
     matcher = AnswerMatcher(semantic=lambda output, reference: returned, semantic_threshold=0.5)
     with pytest.raises(InputError, match="not a finite number"):
         matcher.match("Lyon", "Paris", answer_format="Str")
+
+
+def test_a_scorer_that_cannot_judge_returns_none_and_nothing_matches():
+    matcher = AnswerMatcher(semantic=lambda output, reference: None, semantic_threshold=0.5)
+    result = matcher.match("Lyon", "Paris", answer_format="Str")
+    assert (result.matched, result.method) == (False, "no_match")
+    assert "semantic_unreadable" in result.flags and result.semantic_score is None
 
 
 # --- bad input --------------------------------------------------------------------------

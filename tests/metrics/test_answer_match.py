@@ -157,6 +157,44 @@ def test_earlier_tiers_decide_before_the_model(bertscore):
     assert result.metadata["method"] == "normalized" and result.metadata["semantic_score"] is None
 
 
+@pytest.mark.parametrize(
+    ("output", "reference"),
+    [
+        # Amharic "hello world" and "I like coffee": every word [UNK] to MiniLM (F1 1.0).
+        (
+            "\u1230\u120b\u121d \u1208\u12d3\u1208\u121d",
+            "\u1261\u1293 \u12a5\u12c8\u12f3\u1208\u1201",
+        ),
+        # A word of over 100 characters is [UNK] too, whatever it holds.
+        ("A" * 600, "A" * 600 + "B"),
+        ("The answer is \u1230\u120b\u121d", "The answer is \u1261\u1293"),
+    ],
+)
+def test_no_semantic_match_where_bertscore_reads_a_word_as_unknown(bertscore, output, reference):
+    [f1, _, _] = bertscore.score(output=output, reference=reference)
+    assert f1.value > 0.99  # BERTScore itself cannot tell them apart
+    assert f1.metadata["candidate_unknown_tokens"] >= 1
+    assert f1.metadata["reference_unknown_tokens"] >= 1
+    result = AnswerMatch(semantic=bertscore, track=False).score(
+        output=output, reference=reference, answer_format="Str"
+    )
+    assert (result.value, result.metadata["method"]) == (0.0, "no_match")
+    assert "semantic_unreadable" in result.metadata["flags"]
+    assert "cannot read a word" in result.reason
+
+
+def test_a_semantic_match_stands_where_every_word_is_known(bertscore):
+    [f1, _, _] = bertscore.score(output="A domestic cat.", reference="A house cat.")
+    assert (f1.metadata["candidate_unknown_tokens"], f1.metadata["reference_unknown_tokens"]) == (
+        0,
+        0,
+    )
+    result = AnswerMatch(semantic=bertscore, track=False).score(
+        output="A domestic cat.", reference="A house cat.", answer_format="Str"
+    )
+    assert (result.value, result.metadata["method"]) == (1.0, "semantic")
+
+
 def test_bertscore_with_other_settings_needs_a_threshold(stsb_pairs):
     idf_bertscore = BERTScore(model="all-MiniLM-L6-v2", device="cpu", idf=True, track=False)
     with pytest.raises(ValueError, match="semantic_threshold"):
@@ -214,6 +252,8 @@ def test_a_plain_callable():
     ("returned", "message"),
     [
         (math.nan, "returned nan"),
+        # Only a BERTScore result can say its model cannot judge; None is no score.
+        (None, "returned None"),
         ([], r"returned \[\]"),
         ("high", "returned 'high'"),
         (True, "returned True"),

@@ -145,7 +145,9 @@ _NEGATIONS = frozenset(
 _ORDER_PATTERN = re.compile(r"\b(?:" + "|".join(ORDER_WORDS) + r")\b")
 _NOT_ABOUT_ORDER = re.compile(r"\bin order (?:to|for|that)\b")
 
-SemanticScorer = Callable[[str, str], float]
+#: ``(output, reference) -> score``, or ``None`` where the scorer cannot judge the pair
+#: (its model reads a word of either text only as unknown).
+SemanticScorer = Callable[[str, str], float | None]
 
 
 @dataclass(frozen=True)
@@ -237,7 +239,8 @@ class AnswerMatcher:
         percent_as_fraction: Also accept ``"82%"`` against ``"0.82"``.
         abstentions: Phrases that decline to answer.
         semantic: ``None`` (tier 6 off), ``"keywords"``, or a scorer
-            ``(output, reference) -> float``.
+            ``(output, reference) -> float``, which returns ``None`` where it cannot judge
+            the pair (no semantic match then, flagged ``semantic_unreadable``).
         semantic_threshold: Least semantic score that matches; required with a scorer,
             1.0 by default with ``"keywords"``.
 
@@ -511,6 +514,10 @@ class AnswerMatcher:
             kind = "keyword coverage"
         else:
             score = self.semantic(answer.text, gold.text)  # type: ignore[operator]
+            if score is None:
+                outcome.flags.append("semantic_unreadable")
+                outcome.notes.append("the semantic scorer cannot read a word of the texts")
+                return None
             if not is_finite_number(score):
                 raise InputError(
                     f"The semantic scorer returned {shown(score)}, not a finite number."

@@ -104,6 +104,9 @@ class BERTScoreResult:
             so its raw F1 is 0 where bert_score's ``2PR / (P + R)`` is unbounded
             (``greedy.py``).
         best_reference: Index of the reference with the highest F1.
+        candidate_unknown_tokens, reference_unknown_tokens: How many tokens of the
+            candidate and of the best-F1 reference the tokenizer could only read as its
+            unknown token (``[UNK]``): the model cannot tell such words apart.
         best_match, worst_match: The candidate's best- and worst-matched tokens against
             the best reference; ``None`` when the candidate or that reference is empty, or
             when every candidate token weighs 0 under idf.
@@ -118,6 +121,8 @@ class BERTScoreResult:
     reference_empty: bool
     opposite_signs: bool
     best_reference: int
+    candidate_unknown_tokens: int
+    reference_unknown_tokens: int
     best_match: TokenMatch | None
     worst_match: TokenMatch | None
 
@@ -501,12 +506,18 @@ class BERTScoreEngine:
                     reference_empty=best_reference.encoded.empty,
                     opposite_signs=bool(opposite_signs[start + best]),
                     best_reference=best,
+                    candidate_unknown_tokens=self._unknown_tokens(cand.encoded),
+                    reference_unknown_tokens=self._unknown_tokens(best_reference.encoded),
                     best_match=best_match,
                     worst_match=worst_match,
                 )
             )
             start += len(group)
         return results
+
+    def _unknown_tokens(self, encoded: EncodedText) -> int:
+        unknown = self.encoder.tokenizer.unk_token_id  # None for byte-level BPE: no unknowns
+        return 0 if unknown is None else encoded.ids.count(unknown)
 
     def score_one(self, candidate: str, reference: Reference) -> BERTScoreResult:
         """Score one pair, batched with the pairs other threads score at the same time.

@@ -231,7 +231,7 @@ def _semantic_scorer(
 def _guarded(call: Callable[[str, str], Any], name: str) -> SemanticScorer:
     """The scorer's main value as a float; its failures as MetricComputationError."""
 
-    def scorer(output: str, reference: str) -> float:
+    def scorer(output: str, reference: str) -> float | None:
         try:
             returned = call(output, reference)
         except MetricComputationError as error:
@@ -242,6 +242,8 @@ def _guarded(call: Callable[[str, str], Any], name: str) -> SemanticScorer:
             raise metric_failure(
                 f"AnswerMatch: the semantic scorer {name} failed: {type(error).__name__}: {error}"
             ) from error
+        if _reads_unknown_tokens(returned):
+            return None
         value = _main_value(returned)
         if value is None:
             raise metric_failure(
@@ -252,6 +254,18 @@ def _guarded(call: Callable[[str, str], Any], name: str) -> SemanticScorer:
 
     scorer.__name__ = name  # what reports call the scorer
     return scorer
+
+
+def _reads_unknown_tokens(returned: Any) -> bool:
+    """Whether a BERTScore result says its model read a token of either text only as
+    unknown: "ሰላም" and "ቡና" are both [UNK] to MiniLM, and score F1 1.0 against each other."""
+    main = returned[0] if isinstance(returned, list | tuple) and returned else returned
+    metadata = getattr(main, "metadata", None)
+    if not isinstance(metadata, dict):
+        return False
+    return bool(
+        metadata.get("candidate_unknown_tokens") or metadata.get("reference_unknown_tokens")
+    )
 
 
 def _main_value(returned: Any) -> float | None:

@@ -176,6 +176,8 @@ class BERTScore(base_metric.BaseMetric):
             "reference_empty": result.reference_empty,
             "opposite_signs": result.opposite_signs,
             "best_reference": result.best_reference,
+            "candidate_unknown_tokens": result.candidate_unknown_tokens,
+            "reference_unknown_tokens": result.reference_unknown_tokens,
             "best_match": _match_dict(result.best_match),
             "worst_match": _match_dict(result.worst_match),
         }
