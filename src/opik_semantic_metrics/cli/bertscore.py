@@ -4,7 +4,8 @@ The options follow bert_score's own ``bert-score`` command (``-c``, ``-r`` with 
 files, ``--lang``, ``-m``, ``-l``, ``--idf``, ``--rescale-with-baseline``), and the
 scores equal its ``batch_size=1`` values (see the engine). Its underscore spellings
 (``--num_layers``, ``--batch_size``, ``--rescale_with_baseline``, ``--baseline_path``) are
-accepted beside ours, so that a command copied from bert_score runs unchanged.
+accepted beside ours, so that a command copied from bert_score runs unchanged (its
+``-s`` aside: every line is printed anyway).
 """
 
 from __future__ import annotations
