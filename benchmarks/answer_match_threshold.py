@@ -29,7 +29,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from opik_semantic_metrics.answers.tiers import AnswerMatcher
-from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+from opik_semantic_metrics.bertscore.engine import BERTScoreEngine, BERTScoreResult
 from opik_semantic_metrics.cli.common import CliError, read_lines
 
 #: Exit status of a malformed --pairs file, as argparse's for bad usage.
@@ -175,14 +175,22 @@ def _separation(tested: dict[str, list[float]]) -> list[str]:
     return [bounds, "the two groups overlap: no threshold separates them"]
 
 
-def _f1_by_pair(groups: dict[str, list[tuple[str, str]]]) -> dict[tuple[str, str], float]:
-    """BERTScore F1 of each ``(gold, output)`` pair, the output scored against the gold."""
+def _results_by_pair(
+    groups: dict[str, list[tuple[str, str]]],
+) -> dict[tuple[str, str], BERTScoreResult]:
+    """BERTScore of each ``(gold, output)`` pair, the output scored against the gold."""
     engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
-    f1 = {}
+    scored = {}
     for pairs in groups.values():
         results = engine.score([output for _, output in pairs], [gold for gold, _ in pairs])
-        f1.update({pair: result.f1 for pair, result in zip(pairs, results, strict=True)})
-    return f1
+        scored.update(zip(pairs, results, strict=True))
+    return scored
+
+
+def _semantic_score(result: BERTScoreResult) -> float | None:
+    """F1, or ``None`` where a word was read only as [UNK]: the AnswerMatch metric
+    makes no semantic match then (``semantic_unreadable``), so neither does this test."""
+    return None if result.candidate_unknown_tokens or result.reference_unknown_tokens else result.f1
 
 
 def main() -> None:
@@ -192,10 +200,12 @@ def main() -> None:
     except CliError as error:
         print(f"{Path(sys.argv[0]).name}: error: {error}", file=sys.stderr)
         raise SystemExit(USAGE_ERROR) from None
-    f1 = _f1_by_pair(groups)
+    scored = _results_by_pair(groups)
+    f1 = {pair: result.f1 for pair, result in scored.items()}
     # A scorer that looks the F1 up: the matcher calls it only for pairs that pass its guards.
     matcher = AnswerMatcher(
-        semantic=lambda output, gold: f1[(gold, output)], semantic_threshold=-1.0
+        semantic=lambda output, gold: _semantic_score(scored[(gold, output)]),
+        semantic_threshold=-1.0,
     )
     print("BERTScore F1 (all-MiniLM-L6-v2 L6), gold vs verbose output")
     tested: dict[str, list[float]] = {"correct": [], "wrong": []}
