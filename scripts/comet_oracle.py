@@ -18,9 +18,11 @@ Commands, from the repository root:
         through unbabel-comet's own ``load_from_checkpoint`` and ``predict``, and write
         the scores (and XCOMET's error spans) to tests/fixtures/comet/oracle.json.
 
-    /tmp/comet-oracle/bin/python scripts/comet_oracle.py benchmark-model DIR
+    /tmp/comet-oracle/bin/python scripts/comet_oracle.py benchmark-model DIR [ENCODER_DIR]
         Build the larger checkpoint of benchmarks/comet_throughput.py (6 layers, 256
-        wide) in DIR.
+        wide) in DIR. With ENCODER_DIR, a BERT model directory with trained weights
+        (all-MiniLM-L6-v2's, for one), the checkpoint's encoder is that model instead,
+        weights and all (copied into DIR); the head is still random.
 
     /tmp/comet-oracle/bin/python scripts/comet_oracle.py predict MODEL_DIR IN.json OUT.json [N]
         Score the samples of IN.json (a list of {"src", "mt", "ref"}) with unbabel-comet
@@ -506,15 +508,23 @@ def _randomise_heads(model: torch.nn.Module, generator: torch.Generator) -> None
 
 
 def build_checkpoint(
-    directory: Path, class_identifier: str, yaml_overrides: dict, kwargs: dict
+    directory: Path,
+    class_identifier: str,
+    yaml_overrides: dict,
+    kwargs: dict,
+    pretrained_weights: bool = False,
 ) -> None:
-    """Build, randomise and save one COMET model as unbabel-comet publishes them."""
+    """Build, randomise and save one COMET model as unbabel-comet publishes them.
+
+    With ``pretrained_weights``, the encoder's weights are read from its directory
+    instead of drawn at random.
+    """
     from comet.models import str2model
 
     (directory / "checkpoints").mkdir(parents=True, exist_ok=True)
     torch.manual_seed(SEED)
     with working_directory(directory):
-        model = str2model[class_identifier](load_pretrained_weights=False, **kwargs)
+        model = str2model[class_identifier](load_pretrained_weights=pretrained_weights, **kwargs)
         _randomise_heads(model, torch.Generator().manual_seed(SEED))
     hyper_parameters = dict(model.hparams)
     hyper_parameters.pop("load_pretrained_weights", None)
@@ -614,10 +624,19 @@ def make_fixtures() -> None:
     )
 
 
-def make_benchmark_model(directory: Path) -> None:
-    """A wmt22-comet-da-style model, 6 layers 256 wide, for benchmarks/comet_throughput.py."""
+def make_benchmark_model(directory: Path, encoder: Path | None = None) -> None:
+    """A wmt22-comet-da-style model for benchmarks/comet_throughput.py: a random XLM-R
+    encoder 6 layers 256 wide, or the trained BERT model in ``encoder``."""
     if directory.exists():
         shutil.rmtree(directory)
+    if encoder is not None:
+        shutil.copytree(encoder, directory / "encoders" / "trained")
+        kwargs = dict(MODELS["regression-xlmr"][2])
+        kwargs.update(
+            encoder_model="BERT", pretrained_model="../encoders/trained", hidden_sizes=[1024, 256]
+        )
+        build_checkpoint(directory / "model", "regression_metric", {}, kwargs, True)
+        return
     encoders = build_encoders(directory / "encoders", layers=6, width=256)
     kwargs = dict(MODELS["regression-xlmr"][2])
     kwargs.update(pretrained_model="../encoders/xlmr", hidden_sizes=[1024, 256])
@@ -637,7 +656,8 @@ def main(argv: list[str]) -> None:
     if command == "fixtures":
         make_fixtures()
     elif command == "benchmark-model":
-        make_benchmark_model(Path(args[0]).resolve())
+        encoder = Path(args[1]).resolve() if len(args) > 1 else None
+        make_benchmark_model(Path(args[0]).resolve(), encoder)
     elif command == "predict":
         systems = int(args[3]) if len(args) > 3 else 1
         paths = [Path(arg).resolve() for arg in args[:3]]

@@ -16,7 +16,9 @@ import torch
 from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.comet.encoder import CometEncoder
 from opik_semantic_metrics.comet.engine import CometEngine
+from opik_semantic_metrics.comet.models import XCOMET_SCORE_WEIGHTS
 from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.models.packed_linear import cpu_has_native_bf16
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "comet"
 ORACLE = json.loads((FIXTURES / "oracle.json").read_text(encoding="utf-8"))
@@ -252,3 +254,45 @@ def test_over_long_segments_score_as_if_they_were_tokenized_whole(name, monkeypa
     reading_whole = _engine(name, cache=EmbeddingCache()).score(*items)
     assert reading_parts == reading_whole
     assert all(result.truncated for result in reading_parts[:9])
+
+
+@pytest.mark.parametrize("name", ["regression-xlmr", "unified-kiwi", "xcomet"])
+def test_fast_mode_runs_the_encoder_in_bf16_here_and_stays_close_to_float32(name):
+    # Decided by the hardware, not by the code under test: a fast mode broken into float32
+    # must fail here, not skip.
+    if not cpu_has_native_bf16():
+        pytest.skip("this CPU has no native bf16: the fast mode is float32 here")
+    cache = EmbeddingCache()
+    exact = _engine(name, cache=cache).score(*ITEMS)
+    fast_engine = _engine(name, dtype="fast", cache=cache)
+    fast = fast_engine.score(*ITEMS)
+    model = fast_engine.loaded.model
+    assert fast_engine.loaded.dtype == torch.bfloat16
+    assert {p.dtype for p in model.encoder.model.parameters()} == {torch.bfloat16}
+    # What reads the hidden states stays float32.
+    assert {p.dtype for p in model.estimator.parameters()} == {torch.float32}
+    # XCOMET's MQM part counts error spans, and bf16 flips the tags of this random model's
+    # tokens, whose tag probabilities are near ties: compare the scores without it.
+    mqm_weight = XCOMET_SCORE_WEIGHTS[3]
+    differences = [
+        abs(
+            (f.score - mqm_weight * f.partial_scores.get("mqm", 0.0))
+            - (e.score - mqm_weight * e.partial_scores.get("mqm", 0.0))
+        )
+        for f, e in zip(fast, exact, strict=True)
+    ]
+    # Not served float32 embeddings from the shared cache, and not far from float32.
+    assert 0 < max(differences) <= 2e-2
+    assert all(f.truncated == e.truncated for f, e in zip(fast, exact, strict=True))
+
+
+def test_the_fast_and_exact_modes_load_separate_models():
+    exact, fast = _engine("regression-xlmr"), _engine("regression-xlmr", dtype="bf16")
+    assert exact.loaded.model is not fast.loaded.model
+    assert exact.loaded.dtype == torch.float32 and fast.loaded.dtype == torch.bfloat16
+    assert _engine("regression-xlmr", dtype="float32").loaded is exact.loaded
+
+
+def test_an_unknown_dtype_fails_when_the_engine_is_made():
+    with pytest.raises(ValueError, match="Expected `dtype` to be 'fast'"):
+        _engine("regression-xlmr", dtype="half-ish")

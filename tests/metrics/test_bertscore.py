@@ -53,6 +53,7 @@ def test_metadata_and_reason_explain_the_score(metric, minilm_path):
     assert meta["hash"].startswith("sentence-transformers/all-MiniLM-L6-v2_L6_no-idf_version=")
     # The reference release the score reproduces: the one the oracle tests run against.
     assert meta["bert_score_version"] == importlib.metadata.version("bert-score")
+    assert meta["dtype"] == "float32"
     assert meta["candidate_truncated"] is False and meta["reference_truncated"] is False
     # The best and weakest matches are the extremes of the candidate tokens' best
     # similarities, read from the matrix greedy matching works on ([CLS]/[SEP] left out).

@@ -54,6 +54,7 @@ def test_score_equals_unbabel_comet_and_names_the_model(metric):
     assert meta["comet_version"] == "2.2.7"
     assert meta["version"] == "0.1.0" and meta["model_revision"] is None
     assert meta["used_reference"] is True and meta["truncated"] == []
+    assert meta["dtype"] == "float32"
     assert "error_spans" not in meta
     assert result.reason.startswith(f"COMET {result.value:.4f} (")
     assert result.reason.endswith("regression_metric, with reference).")
@@ -293,3 +294,11 @@ def test_compare_two_systems_scored_through_opik(metric):
     assert (verdict.winner, verdict.significant) == (expected.winner, expected.significant)
     assert verdict.t_test.p_value == pytest.approx(expected.t_test.p_value, rel=1e-4)
     assert verdict.bootstrap.wins_a == expected.bootstrap.wins_a
+
+
+def test_the_fast_mode_is_recorded_in_the_metadata():
+    metric = COMET(str(FIXTURES / "regression-xlmr"), device="cpu", dtype="bf16", track=False)
+    segment = SEGMENTS[0]
+    result = metric.score(input=segment["src"], output=segment["mt"], reference=segment["ref"])
+    assert result.metadata["dtype"] == "bfloat16"
+    assert result.value == pytest.approx(_oracle("regression-xlmr")[0], abs=2e-2)

@@ -269,11 +269,16 @@ class CometEncoder:
     def hidden_states(
         self, ids: torch.Tensor, mask: torch.Tensor, token_types: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, ...]:
-        """Every hidden state, each ``(batch, length, width)``."""
+        """Every hidden state, each ``(batch, length, width)``, in float32.
+
+        Whatever the encoder's own type (bfloat16 in the fast mode), what reads these states
+        (layer mixing, pooling, the estimator, the word tagger) runs in float32.
+        """
         inputs = {"input_ids": ids, "attention_mask": mask}
         if self.family.token_types and token_types is not None:
             inputs["token_type_ids"] = token_types
-        return tuple(self.model(**inputs, output_hidden_states=True).hidden_states)
+        states = self.model(**inputs, output_hidden_states=True).hidden_states
+        return tuple(state.float() for state in states)
 
 
 def load_comet_encoder(
@@ -282,6 +287,7 @@ def load_comet_encoder(
     tokenizer_source: str,
     state_dict: Mapping[str, torch.Tensor],
     device: torch.device,
+    dtype: torch.dtype = torch.float32,
 ) -> CometEncoder:
     """Build the encoder from its config and tokenizer and load the checkpoint's weights.
 
@@ -291,6 +297,7 @@ def load_comet_encoder(
         tokenizer_source: Hub id or directory of the tokenizer.
         state_dict: The COMET checkpoint's weights.
         device: Where to put the model.
+        dtype: The type of the transformer's weights.
 
     Raises:
         ModelUnavailableError: Files cannot be had, or the checkpoint lacks encoder weights.
@@ -323,7 +330,7 @@ def load_comet_encoder(
     return CometEncoder(
         family=family,
         tokenizer=tokenizer,
-        model=model.to(device=device, dtype=torch.float32).eval(),
+        model=model.to(device=device, dtype=dtype).eval(),
         max_positions=max_positions,
         num_hidden_states=config.num_hidden_layers + 1,
     )

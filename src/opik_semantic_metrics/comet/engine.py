@@ -39,7 +39,7 @@ from opik_semantic_metrics.comet.models import (
 )
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import as_list, check_positive_int, check_text, is_empty_cell
-from opik_semantic_metrics.models.loading import resolve_device
+from opik_semantic_metrics.models.loading import resolve_device, resolve_dtype
 from opik_semantic_metrics.models.shared import LoadOnce
 
 __all__ = ["FAITHFUL_TO_COMET", "CometEngine", "CometResult", "ErrorSpan", "LoadedComet"]
@@ -59,6 +59,7 @@ class LoadedComet:
         hparams: Its hyper-parameters.
         model: The model.
         device: Where it runs.
+        dtype: The type of its transformer's weights.
     """
 
     name: str
@@ -68,16 +69,17 @@ class LoadedComet:
     hparams: CometHparams
     model: RegressionModel | UnifiedModel
     device: torch.device
+    dtype: torch.dtype
 
 
 # Loaded models per weights file, and the LoadedComet of each spelling of the model over
 # them: a directory written with and without a trailing "/" shares one copy.
-_models: LoadOnce[tuple[str, str], RegressionModel | UnifiedModel] = LoadOnce()
-_loaded: LoadOnce[tuple[str, str], LoadedComet] = LoadOnce()
+_models: LoadOnce[tuple[str, str, str], RegressionModel | UnifiedModel] = LoadOnce()
+_loaded: LoadOnce[tuple[str, str, str], LoadedComet] = LoadOnce()
 
 
-def load_comet(model: str, device: torch.device) -> LoadedComet:
-    """Load (once per process and device) a COMET model; thread-safe.
+def load_comet(model: str, device: torch.device, dtype: torch.dtype = torch.float32) -> LoadedComet:
+    """Load (once per process, device and type) a COMET model; thread-safe.
 
     Raises:
         ModelUnavailableError: The model cannot be had or its checkpoint is unsafe.
@@ -93,11 +95,14 @@ def load_comet(model: str, device: torch.device) -> LoadedComet:
             revision=checkpoint.revision,
             weights_path=checkpoint.weights_path,
             hparams=checkpoint.hparams,
-            model=_models.get((weights, str(device)), lambda: load_model(checkpoint, device)),
+            model=_models.get(
+                (weights, str(device), str(dtype)), lambda: load_model(checkpoint, device, dtype)
+            ),
             device=device,
+            dtype=dtype,
         )
 
-    return _loaded.get((model, str(device)), named)
+    return _loaded.get((model, str(device), str(dtype)), named)
 
 
 def _check_items(
@@ -154,13 +159,19 @@ class CometEngine:
         model: Hub id (``Unbabel/wmt22-comet-da`` by default), model directory, or path of
             a ``model.ckpt``.
         device: ``"cpu"``, ``"cuda"``...; ``None`` picks CUDA when available.
+        dtype: Type of the encoder's weights: float32 by default (equal to unbabel-comet);
+            ``"fast"`` is bfloat16 on GPUs and CPUs with native bf16 (float16 on older
+            GPUs, float32 on other CPUs); any ``torch.dtype`` or its name. Layer mixing,
+            pooling and the estimator run in float32 whatever the encoder's type. The fast
+            mode moves scores (see the README's COMET speed section).
         batch_size: Most sequences per forward pass, and most items per micro-batch of
             :meth:`score_one`.
         cache: Where regression models keep sentence embeddings; the process-wide cache
             by default.
 
     Raises:
-        ValueError: ``batch_size`` below 1, or a model of an unsupported class or setting.
+        ValueError: ``batch_size`` below 1, an unknown ``dtype``, or a model of an
+            unsupported class or setting.
         ModelUnavailableError: The model cannot be had (offline and not cached, gated,
             not found) or its checkpoint holds pickled code.
 
@@ -182,11 +193,13 @@ class CometEngine:
         model: str = DEFAULT_MODEL,
         *,
         device: str | torch.device | None = None,
+        dtype: str | torch.dtype | None = None,
         batch_size: int = 16,
         cache: EmbeddingCache | None = None,
     ) -> None:
         check_positive_int(batch_size, "batch_size")
-        self.loaded = load_comet(model, resolve_device(device))
+        torch_device = resolve_device(device)
+        self.loaded = load_comet(model, torch_device, resolve_dtype(dtype, torch_device))
         self.batch_size = batch_size
         # Halved where a batch runs out of memory, for every later call (batching/memory.py).
         self._forward_batch_size = HalvingBatchSize(batch_size)
@@ -285,6 +298,7 @@ class CometEngine:
             str(self.loaded.weights_path),
             self.revision,
             str(self.loaded.device),
+            str(self.loaded.dtype),
         )
         unique = list(dict.fromkeys(texts))
         embedded = dict(

@@ -113,13 +113,17 @@ class CometModel:
     Args:
         checkpoint: The COMET checkpoint.
         device: Where to run.
+        dtype: The type of the transformer's weights (bfloat16 or float16 in the fast
+            mode); layer mixing, pooling and the estimator stay float32.
 
     Raises:
         ModelUnavailableError: Encoder files cannot be had, or weights are missing.
         ValueError: A setting the model cannot use.
     """
 
-    def __init__(self, checkpoint: CometCheckpoint, device: torch.device) -> None:
+    def __init__(
+        self, checkpoint: CometCheckpoint, device: torch.device, dtype: torch.dtype = torch.float32
+    ) -> None:
         hparams = checkpoint.hparams
         self.hparams: CometHparams = hparams
         self.device = device
@@ -134,6 +138,7 @@ class CometModel:
             else resolve_pretrained(checkpoint.directory, fixed_tokenizer),
             state,
             device,
+            dtype,
         )
         states = self.encoder.num_hidden_states
         self.layer_mix: LayerMix | None = None
@@ -187,8 +192,10 @@ def _load_module(module: torch.nn.Module, state: Mapping[str, torch.Tensor], pre
 class RegressionModel(CometModel):
     """``regression_metric`` and ``referenceless_regression_metric``."""
 
-    def __init__(self, checkpoint: CometCheckpoint, device: torch.device) -> None:
-        super().__init__(checkpoint, device)
+    def __init__(
+        self, checkpoint: CometCheckpoint, device: torch.device, dtype: torch.dtype = torch.float32
+    ) -> None:
+        super().__init__(checkpoint, device, dtype)
         if self.hparams.pool == "default" and self.encoder.family.token_types:
             # COMET's BERT encoder has no pooler: its "default" pooling has nothing to read.
             raise ValueError("COMET cannot pool 'default' with a BERT encoder.")
@@ -268,8 +275,10 @@ class _JointSequence:
 class UnifiedModel(CometModel):
     """``unified_metric`` (COMETKiwi) and ``xcomet_metric`` (XCOMET)."""
 
-    def __init__(self, checkpoint: CometCheckpoint, device: torch.device) -> None:
-        super().__init__(checkpoint, device)
+    def __init__(
+        self, checkpoint: CometCheckpoint, device: torch.device, dtype: torch.dtype = torch.float32
+    ) -> None:
+        super().__init__(checkpoint, device, dtype)
         hparams = self.hparams
         self.labels = ("O", *hparams.error_labels)
         self.tagger: torch.nn.Linear | None = None
@@ -515,8 +524,10 @@ def _mqm_score(spans: Sequence[ErrorSpan]) -> torch.Tensor:
     return (torch.tensor(penalty) * -1 + MQM_CAP) / MQM_CAP
 
 
-def load_model(checkpoint: CometCheckpoint, device: torch.device) -> RegressionModel | UnifiedModel:
+def load_model(
+    checkpoint: CometCheckpoint, device: torch.device, dtype: torch.dtype = torch.float32
+) -> RegressionModel | UnifiedModel:
     """The model class for the checkpoint's kind, built and loaded."""
     if checkpoint.hparams.kind in ("regression", "referenceless"):
-        return RegressionModel(checkpoint, device)
-    return UnifiedModel(checkpoint, device)
+        return RegressionModel(checkpoint, device, dtype)
+    return UnifiedModel(checkpoint, device, dtype)

@@ -169,6 +169,8 @@ class BERTScore(base_metric.BaseMetric):
             "idf": engine.idf,
             "rescaled": engine.rescale_with_baseline,
             "hash": engine.hash,
+            # The fast mode moves scores: an experiment records which type produced them.
+            "dtype": str(engine.encoder.dtype).removeprefix("torch."),
             "bert_score_version": FAITHFUL_TO_BERT_SCORE,
             "candidate_truncated": result.candidate_truncated,
             "reference_truncated": result.reference_truncated,

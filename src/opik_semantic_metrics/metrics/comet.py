@@ -49,12 +49,16 @@ class COMET(base_metric.BaseMetric):
         batch_size: Most sequences per forward pass, and most concurrent :meth:`score`
             calls coalesced into one batch.
         device: ``"cpu"``, ``"cuda"``...; ``None`` picks CUDA when available.
+        dtype: Encoder weight type: float32 by default (equal to unbabel-comet);
+            ``"fast"`` for bfloat16/float16 where the hardware has it (see the README for
+            its deviation).
         name: Metric name.
         track: Track the metric's calls in Opik.
         project_name: Opik project for the tracked calls.
 
     Raises:
-        ValueError: ``batch_size`` below 1, or an unsupported model class or setting.
+        ValueError: ``batch_size`` below 1, an unknown ``dtype``, or an unsupported model
+            class or setting.
         ModelUnavailableError: The model cannot be had, or its checkpoint holds pickled code.
 
     Example:
@@ -78,9 +82,10 @@ class COMET(base_metric.BaseMetric):
         name: str = "comet",
         track: bool = True,
         project_name: str | None = None,
+        dtype: str | torch.dtype | None = None,
     ) -> None:
         super().__init__(name=name, track=track, project_name=project_name)
-        self.engine = CometEngine(model, device=device, batch_size=batch_size)
+        self.engine = CometEngine(model, device=device, dtype=dtype, batch_size=batch_size)
 
     def score(
         self, input: str, output: str, reference: str | None = None, **ignored_kwargs: Any
@@ -143,6 +148,8 @@ class COMET(base_metric.BaseMetric):
             "class_identifier": engine.class_identifier,
             "comet_version": FAITHFUL_TO_COMET,
             "version": __version__,
+            # The fast mode moves scores: an experiment records which type produced them.
+            "dtype": str(engine.loaded.dtype).removeprefix("torch."),
             "used_reference": result.used_reference,
             "truncated": list(result.truncated),
         }
