@@ -10,6 +10,7 @@ from opik.evaluation.metrics.score_result import ScoreResult
 from opik.exceptions import MetricComputationError
 
 from opik_semantic_metrics import SemanticMatch
+from opik_semantic_metrics.models.packed_linear import cpu_has_native_bf16
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
 
 
@@ -53,6 +54,7 @@ def test_metadata_holds_the_levels_and_says_when_nothing_was_fitted(metric):
         assert 0.0 < meta[level] < 1.0
     assert meta["paragraph"] == meta["paragraph_cosine"]  # baseline 0 when not fitted
     assert meta["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert meta["dtype"] == "float32"
     assert meta["token_vectors"] == "contextual"
     assert meta["weights"] == pytest.approx({"word": 0.2, "sentence": 0.2, "paragraph": 0.6})
     assert (meta["floor"], meta["snap"]) == (0.25, 0.95)
@@ -329,3 +331,18 @@ def test_weights_and_floor_reach_the_engine():
     assert result.value == pytest.approx((raw - 0.1) / 0.9)
     assert result.value == _engine_score(output, reference, **options)
     assert abs(result.value - default.value) > 0.05
+
+
+def test_the_fast_mode_is_bf16_here_close_to_float32_and_recorded(metric, stsb_pairs):
+    # Decided by the hardware, not by the code under test: a fast mode broken into float32
+    # must fail here, not skip.
+    if not cpu_has_native_bf16():
+        pytest.skip("this CPU has no native bf16: the fast mode is float32 here")
+    fast = SemanticMatch(device="cpu", dtype="fast", track=False)
+    outputs = [output for output, _, _ in stsb_pairs[:40]]
+    references = [reference for _, reference, _ in stsb_pairs[:40]]
+    exact = [result.value for result in metric.score_batch(outputs, references)]
+    approximate = fast.score_batch(outputs, references)
+    assert {result.metadata["dtype"] for result in approximate} == {"bfloat16"}
+    differences = [abs(a.value - e) for a, e in zip(approximate, exact, strict=True)]
+    assert 0 < max(differences) <= 2e-2

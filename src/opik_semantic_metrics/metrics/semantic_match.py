@@ -84,7 +84,8 @@ class SemanticMatch(base_metric.BaseMetric):
         project_name: Opik project for the tracked calls.
         batch_size: Most texts per forward pass, and most concurrent :meth:`score` calls
             coalesced into one batch.
-        dtype: Model weight type, float32 by default.
+        dtype: Model weight type: float32 by default; ``"fast"`` for bfloat16/float16
+            where the hardware has it (see the README for its deviation).
 
     Raises:
         ValueError: A bad argument.
@@ -244,6 +245,8 @@ class SemanticMatch(base_metric.BaseMetric):
             "output_truncated": result.output_truncated,
             "reference_truncated": result.reference_truncated,
             "model": engine.model_name,
+            # The fast mode moves scores: an experiment records which type produced them.
+            "dtype": str(engine.encoder.dtype).removeprefix("torch."),
             "token_vectors": engine.token_vectors,
             "weights": {
                 "word": word_weight,

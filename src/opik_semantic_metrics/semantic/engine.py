@@ -277,7 +277,9 @@ class SemanticMatchEngine:
         baseline_pairs: Random reference pairs averaged for the fitted baseline.
         seed: Seed of the random pairs.
         device: ``None`` picks CUDA when available, else the CPU.
-        dtype: Model weight type, float32 by default.
+        dtype: Model weight type: float32 by default; ``"fast"`` is bfloat16 on GPUs and
+            CPUs with native bf16 (float16 on older GPUs, float32 on other CPUs); any
+            ``torch.dtype`` or its name.
         batch_size: Most texts per forward pass and items per micro-batch.
         cache: Where embeddings are kept; the process-wide cache by default.
         trust_remote_code: Allow models with code in their Hub repository.
