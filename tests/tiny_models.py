@@ -17,11 +17,16 @@ second.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 from tokenizers import trainers as tokenizer_trainers
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerFast
 
 #: Token limit of every tiny tokenizer, special tokens included.
 MAX_LENGTH = 512
@@ -95,6 +100,24 @@ def _copy(tokenizer: Tokenizer) -> Tokenizer:
     return Tokenizer.from_str(tokenizer.to_str())
 
 
+def _save_tokenizer(
+    tokenizer: PreTrainedTokenizerFast, backend: Tokenizer, directory: Path
+) -> None:
+    """Write the fast tokenizer, and the vocabulary files of the slow (Python) class.
+
+    BPE merges are written as ``"a b"`` strings: tokenizers before 0.20 (transformers
+    4.40-4.44) read only that form, later versions read it as well as their own pairs.
+    """
+    tokenizer.save_pretrained(directory)
+    backend.model.save(str(directory))
+    path = directory / "tokenizer.json"
+    content = json.loads(path.read_text(encoding="utf-8"))
+    merges = content["model"].get("merges")
+    if merges and not isinstance(merges[0], str):
+        content["model"]["merges"] = [" ".join(pair) for pair in merges]
+        path.write_text(json.dumps(content, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
 def _save_model(model: torch.nn.Module, directory: Path) -> None:
     model.eval()
     model.save_pretrained(directory)
@@ -135,9 +158,7 @@ def build_tiny_roberta(directory: str | Path, *, add_prefix_space: bool = False)
         trim_offsets=True,
         model_max_length=MAX_LENGTH,
     )
-    tokenizer.save_pretrained(directory)
-    # The vocabulary files of the slow (Python) class, for transformers 4.
-    backend.model.save(str(directory))
+    _save_tokenizer(tokenizer, backend, directory)
 
     config = RobertaConfig(
         vocab_size=len(tokenizer),
@@ -177,8 +198,7 @@ def build_tiny_gpt2(directory: str | Path) -> Path:
         add_prefix_space=False,
         model_max_length=MAX_LENGTH,
     )
-    tokenizer.save_pretrained(directory)
-    backend.model.save(str(directory))
+    _save_tokenizer(tokenizer, backend, directory)
 
     config = GPT2Config(
         vocab_size=len(tokenizer),
@@ -230,8 +250,7 @@ def build_tiny_bert(directory: str | Path) -> Path:
         do_lower_case=True,
         model_max_length=MAX_LENGTH,
     )
-    tokenizer.save_pretrained(directory)
-    backend.model.save(str(directory))
+    _save_tokenizer(tokenizer, backend, directory)
 
     config = BertConfig(
         vocab_size=len(tokenizer),

@@ -456,7 +456,17 @@ def _left_padding_last_token_model(directory):
     ]
     (directory / "modules.json").write_text(json.dumps(modules))
     (directory / "1_Pooling").mkdir()
-    pooling = {"word_embedding_dimension": 32, "pooling_mode_lasttoken": True}
+    # Every flag written, as sentence-transformers writes them: a mean-pooling flag left
+    # out is read as False by sentence-transformers 6, but as True by 3.1.
+    pooling = {
+        "word_embedding_dimension": 32,
+        "pooling_mode_cls_token": False,
+        "pooling_mode_mean_tokens": False,
+        "pooling_mode_max_tokens": False,
+        "pooling_mode_mean_sqrt_len_tokens": False,
+        "pooling_mode_weightedmean_tokens": False,
+        "pooling_mode_lasttoken": True,
+    }
     (directory / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
     return directory
 
