@@ -258,14 +258,20 @@ def main() -> None:
         print(json.dumps(run_ours(args.case, args.model_dir, args.segments)))
         return
 
-    if not (args.model_dir / "model" / "checkpoints" / "model.ckpt").is_file():
+    # The encoder a checkpoint was built over is written beside it, so that a folder built
+    # over another encoder is rebuilt, not measured under the wrong name.
+    encoder = "random" if args.encoder is None else str(args.encoder.resolve())
+    marker = args.model_dir / "encoder.txt"
+    built_over = marker.read_text(encoding="utf-8") if marker.is_file() else None
+    if built_over != encoder or not (args.model_dir / "model/checkpoints/model.ckpt").is_file():
         print(f"building the benchmark checkpoint in {args.model_dir}", file=sys.stderr)
-        encoder = [] if args.encoder is None else [str(args.encoder.resolve())]
+        encoder_args = [] if args.encoder is None else [encoder]
         subprocess.run(
             [args.comet_python, str(ROOT / "scripts" / "comet_oracle.py"), "benchmark-model",
-             str(args.model_dir), *encoder],
+             str(args.model_dir), *encoder_args],
             check=True,
         )  # fmt: skip
+        marker.write_text(encoder, encoding="utf-8")
     runs: dict[str, list[dict]] = {case: [] for case in "uvcdf"}
     for round_index in range(args.rounds):
         for case in "uvcdf":
@@ -282,7 +288,8 @@ def main() -> None:
         "d": "ours, score_batch, whole list",
         "f": 'ours, score_batch, dtype="fast"',
     }
-    encoder = "random 6-layer 256-wide XLM-R" if args.encoder is None else str(args.encoder)
+    if args.encoder is None:
+        encoder = "random 6-layer 256-wide XLM-R"
     print(
         f"\nCOMET throughput, {SYSTEMS} systems x {args.segments} segments, regression model "
         f"over {encoder}, CPU, median of {args.rounds} rounds\n"

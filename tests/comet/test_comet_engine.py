@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache
+from opik_semantic_metrics.batching.lengths import padded_batch
 from opik_semantic_metrics.comet.encoder import CometEncoder
 from opik_semantic_metrics.comet.engine import CometEngine
 from opik_semantic_metrics.comet.models import XCOMET_SCORE_WEIGHTS
@@ -269,7 +270,15 @@ def test_fast_mode_runs_the_encoder_in_bf16_here_and_stays_close_to_float32(name
     model = fast_engine.loaded.model
     assert fast_engine.loaded.dtype == torch.bfloat16
     assert {p.dtype for p in model.encoder.model.parameters()} == {torch.bfloat16}
-    # What reads the hidden states stays float32.
+    # What reads the hidden states (layer mix, pooling, estimator) gets them in float32.
+    ids, mask = padded_batch(
+        [text.ids for text in model.encoder.tokenizer.encode(SOURCES[:3])],
+        model.encoder.tokenizer.pad_id,
+        torch.device("cpu"),
+    )
+    with torch.inference_mode():
+        states = model.encoder.hidden_states(ids, mask)
+    assert {state.dtype for state in states} == {torch.float32}
     assert {p.dtype for p in model.estimator.parameters()} == {torch.float32}
     # XCOMET's MQM part counts error spans, and bf16 flips the tags of this random model's
     # tokens, whose tag probabilities are near ties: compare the scores without it.

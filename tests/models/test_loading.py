@@ -95,8 +95,10 @@ def test_a_missing_directory_is_called_one_not_a_hub_id(name):
 def test_dtypes_are_named_clearly():
     assert resolve_dtype(None) is torch.float32
     assert resolve_dtype("bf16") is torch.bfloat16
-    with pytest.raises(ValueError, match="dtype"):
-        resolve_dtype("int4")
+    assert resolve_dtype("FAST") is resolve_dtype("fast")
+    for bad in ("int4", torch.int64, 16):
+        with pytest.raises(ValueError, match="dtype"):
+            resolve_dtype(bad)  # type: ignore[arg-type]
 
 
 def test_devices_are_checked_when_the_metric_is_made():

@@ -72,8 +72,8 @@ class LoadedComet:
     dtype: torch.dtype
 
 
-# Loaded models per weights file, and the LoadedComet of each spelling of the model over
-# them: a directory written with and without a trailing "/" shares one copy.
+# Loaded models per (weights file, device, dtype), and the LoadedComet of each spelling of
+# the model over them: a directory written with and without a trailing "/" shares one copy.
 _models: LoadOnce[tuple[str, str, str], RegressionModel | UnifiedModel] = LoadOnce()
 _loaded: LoadOnce[tuple[str, str, str], LoadedComet] = LoadOnce()
 

@@ -168,17 +168,17 @@ def resolve_dtype(
     """
     if dtype is None:
         return torch.float32
-    if isinstance(dtype, torch.dtype):
+    if isinstance(dtype, torch.dtype) and dtype.is_floating_point:
         return dtype
-    if dtype == "fast":
+    name = dtype.lower() if isinstance(dtype, str) else None
+    if name == "fast":
         return fast_dtype(device if device is not None else resolve_device(None))
-    try:
-        return _DTYPES[dtype.lower()]
-    except KeyError:
-        raise ValueError(
-            f"Expected `dtype` to be 'fast', one of {sorted(_DTYPES)} or a torch.dtype, "
-            f"got {dtype!r}."
-        ) from None
+    if name in _DTYPES:
+        return _DTYPES[name]
+    raise ValueError(
+        f"Expected `dtype` to be 'fast', one of {sorted(_DTYPES)} or a floating-point "
+        f"torch.dtype, got {dtype!r}."
+    )
 
 
 def _looks_like_a_path(name: str) -> bool:
