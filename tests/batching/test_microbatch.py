@@ -251,8 +251,11 @@ def test_a_worker_torn_down_mid_batch_answers_every_caller_and_every_queued_item
 
     callers = start([99])
     _wait_until(lambda: batcher._running == 1)
-    callers += start([0, 1, 2, 3])
-    _wait_until(lambda: len(batcher._queue) == 4)
+    # Queued one after another: threads started together may queue in any order, and the
+    # one-by-one rerun goes in queue order, so 2 could run (and be answered) before 1.
+    for queued, item in enumerate([0, 1, 2, 3], start=1):
+        callers += start([item])
+        _wait_until(lambda queued=queued: len(batcher._queue) == queued)
     all_queued.set()
     hold.set()
     _wait_until(lambda: not batcher._queue)  # the worker took the four
