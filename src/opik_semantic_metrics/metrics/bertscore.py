@@ -43,6 +43,7 @@ from opik_semantic_metrics.bertscore.engine import (
 )
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.metrics.failure import metric_failure
+from opik_semantic_metrics.models.loading import dtype_name
 
 
 class BERTScore(base_metric.BaseMetric):
@@ -169,8 +170,7 @@ class BERTScore(base_metric.BaseMetric):
             "idf": engine.idf,
             "rescaled": engine.rescale_with_baseline,
             "hash": engine.hash,
-            # The fast mode moves scores: an experiment records which type produced them.
-            "dtype": str(engine.encoder.dtype).removeprefix("torch."),
+            "dtype": dtype_name(engine.encoder.dtype),
             "bert_score_version": FAITHFUL_TO_BERT_SCORE,
             "candidate_truncated": result.candidate_truncated,
             "reference_truncated": result.reference_truncated,

@@ -37,6 +37,7 @@ from opik_semantic_metrics.comet.engine import FAITHFUL_TO_COMET, CometEngine, C
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.metrics.corpus import system_score_function
 from opik_semantic_metrics.metrics.failure import metric_failure
+from opik_semantic_metrics.models.loading import dtype_name
 
 
 class COMET(base_metric.BaseMetric):
@@ -148,8 +149,7 @@ class COMET(base_metric.BaseMetric):
             "class_identifier": engine.class_identifier,
             "comet_version": FAITHFUL_TO_COMET,
             "version": __version__,
-            # The fast mode moves scores: an experiment records which type produced them.
-            "dtype": str(engine.loaded.dtype).removeprefix("torch."),
+            "dtype": dtype_name(engine.loaded.dtype),
             "used_reference": result.used_reference,
             "truncated": list(result.truncated),
         }

@@ -35,6 +35,7 @@ from opik.evaluation.metrics import base_metric, score_result
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import as_list
 from opik_semantic_metrics.metrics.failure import metric_failure
+from opik_semantic_metrics.models.loading import dtype_name
 from opik_semantic_metrics.semantic.combine import DEFAULT_FLOOR, DEFAULT_SNAP, DEFAULT_WEIGHTS
 from opik_semantic_metrics.semantic.engine import (
     SemanticMatchEngine,
@@ -245,8 +246,7 @@ class SemanticMatch(base_metric.BaseMetric):
             "output_truncated": result.output_truncated,
             "reference_truncated": result.reference_truncated,
             "model": engine.model_name,
-            # The fast mode moves scores: an experiment records which type produced them.
-            "dtype": str(engine.encoder.dtype).removeprefix("torch."),
+            "dtype": dtype_name(engine.encoder.dtype),
             "token_vectors": engine.token_vectors,
             "weights": {
                 "word": word_weight,

@@ -181,6 +181,14 @@ def resolve_dtype(
     )
 
 
+def dtype_name(dtype: torch.dtype) -> str:
+    """A type's name as metadata records it: ``"float32"``, ``"bfloat16"``...
+
+    Metrics record the type that produced a score, because the fast mode moves scores.
+    """
+    return str(dtype).removeprefix("torch.")
+
+
 def _looks_like_a_path(name: str) -> bool:
     """A name no Hub id can be ("./models/x", "/data/x", "~/x", "a/b/c", "C:\\x")."""
     return name.startswith((".", "/", "~")) or "\\" in name or name.count("/") > 1
