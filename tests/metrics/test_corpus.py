@@ -23,9 +23,10 @@ SYSTEM_B = [0.65, 0.6, 0.8, 0.5, 0.83, 0.61, 0.7, 0.6, 0.7, 0.72, 0.5, 0.64]
 
 
 def _results(
-    scores: list[float | None], name: str = "comet", trial: int = 0
+    scores: list[float | None], name: str = "comet", trial: int = 0, dtype: str | None = None
 ) -> list[test_result.TestResult]:
-    """Opik test results, one per item; ``None`` is a failed score (Opik records 0.0)."""
+    """Opik test results, one per item; ``None`` is a failed score (Opik records 0.0);
+    with ``dtype``, the weight type our metrics record in the metadata."""
     return [
         test_result.TestResult(
             test_case=test_case.TestCase(
@@ -33,7 +34,10 @@ def _results(
             ),
             score_results=[
                 ScoreResult(
-                    name=name, value=0.0 if score is None else score, scoring_failed=score is None
+                    name=name,
+                    value=0.0 if score is None else score,
+                    scoring_failed=score is None,
+                    metadata=None if dtype is None else {"dtype": dtype},
                 )
             ],
             trial_id=trial,
@@ -102,6 +106,24 @@ def test_compare_takes_the_tie_tolerance():
     exact = compare(SYSTEM_A, rerun, tie_tolerance=0.0)
     assert exact == compare_systems(SYSTEM_A, rerun, tie_tolerance=0.0)
     assert exact.winner == "B" and exact.bootstrap.ties == 0
+
+
+def test_compare_refuses_scores_of_different_weight_types():
+    exact, fast = _results(SYSTEM_A, dtype="float32"), _results(SYSTEM_B, dtype="bfloat16")
+    with pytest.raises(ValueError, match="A: float32; B: bfloat16"):
+        compare(exact, fast)
+    mixed = _results(SYSTEM_B[:6], dtype="float32") + _results(SYSTEM_B, dtype="bfloat16")[6:]
+    with pytest.raises(ValueError, match="B: bfloat16, float32"):
+        compare(exact, mixed)
+    with pytest.raises(ValueError, match="old: float32; old: bfloat16"):
+        compare(exact, fast, name_a="old", name_b="old")
+    with pytest.raises(ValueError, match="A: none recorded; B: bfloat16, float32"):
+        compare(_results(SYSTEM_A), mixed)
+    expected = compare_systems(SYSTEM_A, SYSTEM_B)
+    # One type on both sides (even the fast one), or one side's scores carry none: compared.
+    assert compare(_results(SYSTEM_A, dtype="bfloat16"), fast) == expected
+    assert compare(exact, _results(SYSTEM_B, dtype="float32")) == expected
+    assert compare(exact, _results(SYSTEM_B)) == expected
 
 
 def test_compare_refuses_failed_and_unmatched_items():

@@ -64,6 +64,21 @@ def _test_results(results: Any) -> list[Any] | None:
     return None
 
 
+def _score_types(results: Any, metric_name: str) -> set[str]:
+    """The weight types (``metadata["dtype"]``) of the successful ``metric_name`` scores."""
+    test_results = _test_results(results)
+    if test_results is None:
+        return set()
+    return {
+        score.metadata["dtype"]
+        for test in test_results
+        for score in test.score_results
+        if score.name == metric_name
+        and not score.scoring_failed
+        and "dtype" in (score.metadata or {})
+    }
+
+
 def collect_item_scores(results: Any, metric_name: str | None = None) -> ItemScores:
     """One metric's per-item scores from Opik results, or from a plain list of scores.
 
@@ -196,8 +211,9 @@ def compare(
         significance, t-test and bootstrap.
 
     Raises:
-        ValueError: Items scored in one system only, items whose score failed, or a
-            metric name that is needed or absent.
+        ValueError: Items scored in one system only, items whose score failed, scores
+            computed in different weight types (``metadata["dtype"]``: float32 and the fast
+            mode), or a metric name that is needed or absent.
 
     Example:
         >>> verdict = compare([0.81, 0.74, 0.9, 0.66], [0.7, 0.61, 0.8, 0.6], name_a="new")
@@ -205,6 +221,7 @@ def compare(
         ('new', True)
     """
     collected = []
+    types: list[tuple[str, set[str]]] = []
     for name, results in ((name_a, results_a), (name_b, results_b)):
         items = collect_item_scores(results, metric_name)
         if items.failed:
@@ -213,6 +230,17 @@ def compare(
                 f"(failed), e.g. {list(items.failed[:3])}: a paired comparison needs every item."
             )
         collected.append(items.scores)
+        types.append((name, _score_types(results, items.metric_name)))
+    if len(set().union(*(system_types for _, system_types in types))) > 1:
+        # The fast mode moves scores by more than the differences a comparison weighs.
+        found = "; ".join(
+            f"{name}: {', '.join(sorted(system_types)) or 'none recorded'}"
+            for name, system_types in types
+        )
+        raise ValueError(
+            f"Expected every score to come from one weight type, found {found}: part of the "
+            "difference would be the type's. Score both systems in float32 to compare them."
+        )
     scores_a, scores_b = collected
     if scores_a.keys() != scores_b.keys():
         only = sorted(scores_a.keys() ^ scores_b.keys(), key=item_order)
