@@ -288,11 +288,10 @@ def main() -> None:
         "d": "ours, score_batch, whole list",
         "f": 'ours, score_batch, dtype="fast"',
     }
-    if args.encoder is None:
-        encoder = "random 6-layer 256-wide XLM-R"
+    described = "random 6-layer 256-wide XLM-R" if args.encoder is None else encoder
     print(
         f"\nCOMET throughput, {SYSTEMS} systems x {args.segments} segments, regression model "
-        f"over {encoder}, CPU, median of {args.rounds} rounds\n"
+        f"over {described}, CPU, median of {args.rounds} rounds\n"
     )
     best_unbabel = max(speed["u"], speed["v"])
     print(f"{'case':<58} {'samples/s':>9} {'x best of (u),(v)':>18} {'max |diff| vs (u)':>18}")

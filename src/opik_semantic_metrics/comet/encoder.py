@@ -287,7 +287,7 @@ def load_comet_encoder(
     tokenizer_source: str,
     state_dict: Mapping[str, torch.Tensor],
     device: torch.device,
-    dtype: torch.dtype = torch.float32,
+    dtype: torch.dtype,
 ) -> CometEncoder:
     """Build the encoder from its config and tokenizer and load the checkpoint's weights.
 

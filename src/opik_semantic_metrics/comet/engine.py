@@ -78,7 +78,7 @@ _models: LoadOnce[tuple[str, str, str], RegressionModel | UnifiedModel] = LoadOn
 _loaded: LoadOnce[tuple[str, str, str], LoadedComet] = LoadOnce()
 
 
-def load_comet(model: str, device: torch.device, dtype: torch.dtype = torch.float32) -> LoadedComet:
+def load_comet(model: str, device: torch.device, dtype: torch.dtype) -> LoadedComet:
     """Load (once per process, device and type) a COMET model; thread-safe.
 
     Raises:

@@ -122,7 +122,7 @@ class CometModel:
     """
 
     def __init__(
-        self, checkpoint: CometCheckpoint, device: torch.device, dtype: torch.dtype = torch.float32
+        self, checkpoint: CometCheckpoint, device: torch.device, dtype: torch.dtype
     ) -> None:
         hparams = checkpoint.hparams
         self.hparams: CometHparams = hparams
@@ -193,7 +193,7 @@ class RegressionModel(CometModel):
     """``regression_metric`` and ``referenceless_regression_metric``."""
 
     def __init__(
-        self, checkpoint: CometCheckpoint, device: torch.device, dtype: torch.dtype = torch.float32
+        self, checkpoint: CometCheckpoint, device: torch.device, dtype: torch.dtype
     ) -> None:
         super().__init__(checkpoint, device, dtype)
         if self.hparams.pool == "default" and self.encoder.family.token_types:
@@ -276,7 +276,7 @@ class UnifiedModel(CometModel):
     """``unified_metric`` (COMETKiwi) and ``xcomet_metric`` (XCOMET)."""
 
     def __init__(
-        self, checkpoint: CometCheckpoint, device: torch.device, dtype: torch.dtype = torch.float32
+        self, checkpoint: CometCheckpoint, device: torch.device, dtype: torch.dtype
     ) -> None:
         super().__init__(checkpoint, device, dtype)
         hparams = self.hparams
@@ -525,7 +525,7 @@ def _mqm_score(spans: Sequence[ErrorSpan]) -> torch.Tensor:
 
 
 def load_model(
-    checkpoint: CometCheckpoint, device: torch.device, dtype: torch.dtype = torch.float32
+    checkpoint: CometCheckpoint, device: torch.device, dtype: torch.dtype
 ) -> RegressionModel | UnifiedModel:
     """The model class for the checkpoint's kind, built and loaded."""
     if checkpoint.hparams.kind in ("regression", "referenceless"):
