@@ -13,6 +13,8 @@ second.
   tokens added around a text) and a tiny GPT-2.
 - :func:`build_tiny_bert`: a lower-casing WordPiece tokenizer (``[CLS] ... [SEP]``) and
   a tiny BERT.
+- :func:`build_tiny_albert`, :func:`build_tiny_xlm`: that tokenizer and a tiny ALBERT or
+  XLM, the two layouts whose layer count is a setting rather than a list of layers.
 """
 
 from __future__ import annotations
@@ -264,3 +266,55 @@ def build_tiny_bert(directory: str | Path) -> Path:
     torch.manual_seed(SEED)
     _save_model(BertModel(config), directory)
     return directory
+
+
+def build_tiny_albert(directory: str | Path) -> Path:
+    """The tiny BERT's tokenizer and a random 2-layer ALBERT (one set of layer weights,
+    run once a layer).
+
+    Returns:
+        The model directory.
+    """
+    from transformers import AlbertConfig, AlbertModel
+
+    directory = build_tiny_bert(directory)
+    config = AlbertConfig(
+        vocab_size=_vocab_size(directory),
+        embedding_size=16,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=MAX_LENGTH,
+        pad_token_id=0,
+    )
+    torch.manual_seed(SEED)
+    _save_model(AlbertModel(config), directory)
+    return directory
+
+
+def build_tiny_xlm(directory: str | Path) -> Path:
+    """The tiny BERT's tokenizer and a random 2-layer XLM.
+
+    Returns:
+        The model directory.
+    """
+    from transformers import XLMConfig, XLMModel
+
+    directory = build_tiny_bert(directory)
+    config = XLMConfig(
+        vocab_size=_vocab_size(directory),
+        emb_dim=32,
+        n_layers=2,
+        n_heads=2,
+        max_position_embeddings=MAX_LENGTH,
+        pad_index=0,  # the tokenizer's [PAD]: XLM finds each text's length by it
+    )
+    torch.manual_seed(SEED)
+    _save_model(XLMModel(config), directory)
+    return directory
+
+
+def _vocab_size(directory: Path) -> int:
+    """The vocabulary size in a model directory's config."""
+    return int(json.loads((directory / "config.json").read_text(encoding="utf-8"))["vocab_size"])

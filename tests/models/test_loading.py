@@ -9,17 +9,19 @@ from pathlib import Path
 
 import pytest
 import torch
+from bert_score.utils import get_model as bert_score_get_model
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.errors import ModelUnavailableError
 from opik_semantic_metrics.models.loading import (
+    LoadedEncoder,
     load_encoder,
     resolve_device,
     resolve_dtype,
     resolve_model_source,
 )
-from tiny_models import build_tiny_bert
+from tiny_models import build_tiny_albert, build_tiny_bert, build_tiny_roberta, build_tiny_xlm
 
 
 @pytest.mark.parametrize("alias", ["all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"])
@@ -187,3 +189,55 @@ def test_every_spelling_of_one_model_shares_its_weights(minilm_path):
         f"{minilm_path}/",
     ]
     assert load_encoder(f"{minilm_path}/", device="cpu") is encoders[2]
+
+
+def _tensor_ids(encoder: LoadedEncoder) -> set[int]:
+    """Every tensor the encoder's model holds: parameters, buffers, and the packed weights
+    that the oneDNN layers keep as plain attributes."""
+    found = set()
+    for module in encoder.model.modules():
+        held = [*module._parameters.values(), *module._buffers.values(), *vars(module).values()]
+        found.update(id(value) for value in held if isinstance(value, torch.Tensor))
+    return found
+
+
+@pytest.mark.parametrize(
+    "build", [build_tiny_bert, build_tiny_roberta, build_tiny_albert, build_tiny_xlm]
+)
+def test_every_layer_of_a_checkpoint_is_a_view_of_one_copy_and_reads_as_bert_score(tmp_path, build):
+    """Layer 1 is loaded first with the layers above it dropped; the deeper layer 2, asked
+    for next, adds only the layer the copy lacks; layer 0 is a view. Each returns what
+    bert_score's own truncated model returns, and each records hidden states once a layer
+    (transformers 5 records them by hooks on the shared layers)."""
+    directory = str(build(tmp_path))
+    encoders = {layer: load_encoder(directory, layer, device="cpu") for layer in (1, 2, 0)}
+    deepest = encoders[2]
+    assert set().union(*map(_tensor_ids, encoders.values())) == _tensor_ids(deepest)
+    assert all(encoder.tokenizer is deepest.tokenizer for encoder in encoders.values())
+    assert all(encoder.tokenizer_lock is deepest.tokenizer_lock for encoder in encoders.values())
+    batch = deepest.tokenizer(
+        ["the cat sat on the mat", "a dog"], padding=True, return_tensors="pt"
+    )
+    ids, mask = batch["input_ids"], batch["attention_mask"]
+    real = mask.bool()
+    for layer, encoder in encoders.items():
+        reference = bert_score_get_model(directory, layer)
+        with torch.inference_mode():
+            expected = reference(input_ids=ids, attention_mask=mask)[0]
+            got = encoder.hidden_states(ids, mask)
+            every = encoder.all_hidden_states(ids, mask)
+        assert torch.allclose(got[real], expected[real], atol=1e-5), layer
+        assert len(every) == layer + 1
+        assert torch.allclose(every[layer][real], expected[real], atol=1e-5), layer
+
+
+def test_bertscore_at_two_layers_holds_one_copy_of_minilm():
+    """Two metrics at different layers of one model: one copy of the weights, each layer
+    still packed for oneDNN and run on real tokens only where the CPU allows."""
+    shallow = BERTScoreEngine("all-MiniLM-L6-v2", num_layers=3, device="cpu").encoder
+    deep = BERTScoreEngine("all-MiniLM-L6-v2", num_layers=6, device="cpu").encoder
+    assert _tensor_ids(shallow) < _tensor_ids(deep)
+    assert len(shallow.model.encoder.layer) == 3 and len(deep.model.encoder.layer) == 6
+    assert (shallow.unpadded is None) == (deep.unpadded is None)
+    if deep.packed_linear_layers:  # 6 a layer and the pooler's
+        assert (shallow.packed_linear_layers, deep.packed_linear_layers) == (19, 37)

@@ -5,6 +5,11 @@ call loads it and every later call, from any metric instance or thread, gets the
 object back. Loading is lazy and thread-safe: concurrent first calls for one key wait for
 a single load.
 
+The layers of one model share one copy of its weights. As in bert_score, the copy keeps
+only the layers up to the one read (the layers above cost memory and time for nothing);
+the encoder of a shallower layer is a view of it, and a deeper layer asked for later adds
+only the layers the copy lacks (see ``_Checkpoint``).
+
 Where a model comes from:
 
 - ``all-MiniLM-L6-v2`` or ``sentence-transformers/all-MiniLM-L6-v2``: the copy shipped by
@@ -20,9 +25,11 @@ naming the model and what to do. ``trust_remote_code`` is off unless asked for.
 
 from __future__ import annotations
 
+import copy
 import functools
 import importlib.util
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -31,7 +38,11 @@ import torch
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedTokenizerBase
 
 from opik_semantic_metrics.errors import ModelUnavailableError
-from opik_semantic_metrics.models.packed_linear import cpu_has_native_bf16, pack_linear_layers
+from opik_semantic_metrics.models.packed_linear import (
+    PackedLinear,
+    cpu_has_native_bf16,
+    pack_linear_layers,
+)
 from opik_semantic_metrics.models.registry import MINILM_HUB_ID, PACKAGED_MODEL_ALIASES
 from opik_semantic_metrics.models.shared import LoadOnce
 from opik_semantic_metrics.models.unpadded import (
@@ -281,39 +292,86 @@ def hidden_size(model: torch.nn.Module) -> int:
     return int(config.hidden_size)
 
 
-def _layer_stack(model: torch.nn.Module) -> tuple[torch.nn.Module, str] | None:
-    """The module holding the layer list, and the list's attribute name, if found."""
+def _layer_stack_path(model: torch.nn.Module) -> str | None:
+    """The attribute path of the model's list of layers (``"encoder.layer"``...), if found."""
     for path in _LAYER_STACK_PATHS:
-        *parents, leaf = path.split(".")
-        holder: Any = model
-        for name in parents:
-            holder = getattr(holder, name, None)
-        stack = getattr(holder, leaf, None)
+        stack: Any = model
+        for name in path.split("."):
+            stack = getattr(stack, name, None)
         if isinstance(stack, torch.nn.ModuleList):
-            return holder, leaf
+            return path
     return None
 
 
-def _keep_layers(model: torch.nn.Module, layer: int) -> bool:
-    """Drop the layers above ``layer``, as bert_score does; False if the stack is unknown.
+def _layers_at(model: torch.nn.Module, path: str) -> list[torch.nn.Module]:
+    """The layer modules of the list at ``path``."""
+    stack: Any = model
+    for name in path.split("."):
+        stack = getattr(stack, name)
+    return list(stack)
 
-    Returns True when the model's own output is now the output of ``layer``.
+
+def _shallow_copy(module: torch.nn.Module) -> torch.nn.Module:
+    """Another module object over the same children, parameters and buffers: replacing
+    one of its children, or one of its plain attributes, leaves ``module`` as it was."""
+    duplicate = object.__new__(type(module))
+    duplicate.__dict__.update(module.__dict__)
+    for registry in ("_modules", "_parameters", "_buffers"):
+        duplicate.__dict__[registry] = copy.copy(module.__dict__[registry])
+    return duplicate
+
+
+def _with_layers(
+    model: torch.nn.Module, path: str, layers: list[torch.nn.Module]
+) -> torch.nn.Module:
+    """``model`` with ``layers`` as its layer list: every module is ``model``'s own (no
+    weight is copied), except the modules on the path to the list, which are shallow
+    copies so that ``model`` itself is left unchanged."""
+    *parents, leaf = path.split(".")
+    root = holder = _shallow_copy(model)
+    for name in parents:
+        child = _shallow_copy(getattr(holder, name))
+        setattr(holder, name, child)
+        holder = child
+    setattr(holder, leaf, torch.nn.ModuleList(layers))
+    return root
+
+
+def _is_albert(model: torch.nn.Module) -> bool:
+    """ALBERT: one set of weights for every layer; the layer count is a config setting."""
+    return hasattr(getattr(model, "encoder", None), "albert_layer_groups")
+
+
+def _is_xlm(model: torch.nn.Module) -> bool:
+    """XLM: its layers' modules sit in parallel lists, run up to a count, ``n_layers``."""
+    return isinstance(getattr(model, "n_layers", None), int)
+
+
+def _up_to_layer(model: torch.nn.Module, layer: int) -> torch.nn.Module | None:
+    """A model whose own output is the output of ``layer``, dropping the layers above it
+    as bert_score does, or ``None`` where the layer layout is unknown.
+
+    The result shares every weight with ``model``, which is left unchanged: the encoders
+    of several layers of one checkpoint are views of one copy.
     """
-    encoder = getattr(model, "encoder", None)
-    if encoder is not None and hasattr(encoder, "albert_layer_groups"):
-        # ALBERT shares weights across layers: the count lives in the config only.
-        encoder.config.num_hidden_layers = layer
-        return True
-    if isinstance(getattr(model, "n_layers", None), int):  # XLM
-        xlm: Any = model  # a plain int attribute, which nn.Module's typing does not know
+    if _is_albert(model):
+        # The count lives in the encoder's config, which the view gets a copy of.
+        encoder: Any = model.encoder
+        config = copy.copy(encoder.config)
+        config.num_hidden_layers = layer
+        root, view = _shallow_copy(model), _shallow_copy(encoder)
+        view.config = config
+        root.encoder = view
+        return root
+    if _is_xlm(model):
+        # A plain int attribute, which nn.Module's typing does not know.
+        xlm: Any = _shallow_copy(model)
         xlm.n_layers = layer
-        return True
-    found = _layer_stack(model)
-    if found is None:
-        return False
-    holder, leaf = found
-    setattr(holder, leaf, torch.nn.ModuleList(list(getattr(holder, leaf))[:layer]))
-    return True
+        return xlm
+    path = _layer_stack_path(model)
+    if path is None:
+        return None
+    return _with_layers(model, path, _layers_at(model, path)[:layer])
 
 
 @dataclass(frozen=True, eq=False)
@@ -332,8 +390,8 @@ class LoadedEncoder:
         dtype: Floating-point type of the weights.
         tokenizer: The model's tokenizer.
         model: The model, in eval mode, truncated above ``layer`` where its layer stack is
-            known; on x86-64 CPUs its linear layers are packed for oneDNN (see
-            ``packed_linear.py``).
+            known (a view sharing its modules with the other layers' models); on x86-64
+            CPUs its linear layers are packed for oneDNN (see ``packed_linear.py``).
         max_length: Token limit, special tokens included.
         packed_linear_layers: How many linear layers were packed (0 off the CPU).
         unpadded: Where :meth:`hidden_states` can run the layers on real tokens only,
@@ -390,15 +448,89 @@ class LoadedEncoder:
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor
     ) -> tuple[torch.Tensor, ...]:
         """Hidden states of the embeddings and of every layer the model kept."""
+        if self.truncated_model and self.layer == 0:
+            # Cut down to its embeddings, the model has no layer on which transformers 5's
+            # hooks could record them; its output is what they would have recorded.
+            return (self.model(input_ids=input_ids, attention_mask=attention_mask)[0],)
         output = self.model(
             input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True
         )
         return tuple(output.hidden_states)
 
 
-# Loaded weights per place they come from, and the encoder of each spelling of the model
-# (its name goes into hashes and metadata) over them: a directory written with and
-# without a trailing "/", or the alias and the hub id, share one copy of the weights.
+class _Checkpoint:
+    """The one copy of a checkpoint's weights (per device, type and loading settings);
+    the encoder of every layer asked for is a view of it.
+
+    Like bert_score, the copy keeps only the layers up to the deepest one asked for. A
+    deeper layer asked for later is loaded, and only the layers the copy lacks are kept,
+    appended to the copy's own: no layer is held twice.
+    """
+
+    def __init__(self, load: Callable[[int], LoadedEncoder]) -> None:
+        self._load = load
+        self._deepest: LoadedEncoder | None = None
+        self._lock = threading.Lock()
+
+    def encoder(self, layer: int) -> LoadedEncoder:
+        """The encoder of ``layer`` over this checkpoint's weights, loading what it lacks."""
+        with self._lock:
+            deepest = self._deepest
+            if deepest is None:
+                deepest = self._load(layer)
+            else:
+                kept = _kept_layers(deepest)
+                if kept is not None and layer > kept:
+                    deepest = _deepened(deepest, self._load(layer))
+            self._deepest = deepest
+        return deepest if layer == deepest.layer else _view(deepest, layer)
+
+
+def _kept_layers(encoder: LoadedEncoder) -> int | None:
+    """How many layers the encoder's model keeps, for models truncated by their layer
+    list; ``None`` for the models that keep every layer's weights (ALBERT, XLM, models
+    whose layer list is unknown)."""
+    model = encoder.model
+    if not encoder.truncated_model or _is_albert(model) or _is_xlm(model):
+        return None
+    path = _layer_stack_path(model)
+    return None if path is None else len(_layers_at(model, path))
+
+
+def _view(deepest: LoadedEncoder, layer: int) -> LoadedEncoder:
+    """The encoder of ``layer`` (at most ``deepest.layer``) over ``deepest``'s weights."""
+    model = _up_to_layer(deepest.model, layer) if deepest.truncated_model else None
+    if model is None:  # the whole model, read through all its hidden states
+        return replace(deepest, layer=layer)
+    return _over_model(deepest, model, layer)
+
+
+def _deepened(deepest: LoadedEncoder, deeper: LoadedEncoder) -> LoadedEncoder:
+    """``deepest``'s model with the layers that ``deeper`` (a fresh load of the same
+    checkpoint, truncated by the same layer list) has beyond them."""
+    path = _layer_stack_path(deepest.model)
+    assert path is not None, "only models truncated by their layer list are deepened"
+    kept = _layers_at(deepest.model, path)
+    added = _layers_at(deeper.model, path)[len(kept) :]
+    return _over_model(deepest, _with_layers(deepest.model, path, kept + added), deeper.layer)
+
+
+def _over_model(base: LoadedEncoder, model: torch.nn.Module, layer: int) -> LoadedEncoder:
+    """``base`` (its tokenizer and settings) over another view of its weights."""
+    return replace(
+        base,
+        layer=layer,
+        model=model,
+        packed_linear_layers=sum(isinstance(module, PackedLinear) for module in model.modules()),
+        unpadded=prepare_unpadded(model),
+    )
+
+
+# One copy of the weights per place they come from (and settings), the encoder of each
+# layer over it, and the encoder of each spelling of the model (its name goes into
+# hashes and metadata) over that: a directory written with and without a trailing "/",
+# or the alias and the hub id, share one copy of the weights.
+_checkpoints: LoadOnce[tuple[Any, ...], _Checkpoint] = LoadOnce()
 _weights: LoadOnce[tuple[Any, ...], LoadedEncoder] = LoadOnce()
 _encoders: LoadOnce[tuple[Any, ...], LoadedEncoder] = LoadOnce()
 
@@ -441,24 +573,30 @@ def load_encoder(
     torch_device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, torch_device)
     layer, num_layers = checked_layer(source, layer, trust_remote_code)
-    settings = (layer, str(torch_device), torch_dtype, use_fast_tokenizer, trust_remote_code)
+    settings = (str(torch_device), torch_dtype, use_fast_tokenizer, trust_remote_code)
 
-    def load() -> LoadedEncoder:
-        return _load(
-            source, layer, num_layers, torch_device, torch_dtype, use_fast_tokenizer,
-            trust_remote_code,
+    def checkpoint() -> _Checkpoint:
+        return _Checkpoint(
+            functools.partial(
+                _load, source, num_layers=num_layers, device=torch_device, dtype=torch_dtype,
+                use_fast_tokenizer=use_fast_tokenizer, trust_remote_code=trust_remote_code,
+            )
         )  # fmt: skip
 
+    def at_layer() -> LoadedEncoder:
+        return _checkpoints.get((source.location, *settings), checkpoint).encoder(layer)
+
     def named() -> LoadedEncoder:
-        loaded = _weights.get((source.location, *settings), load)
+        loaded = _weights.get((source.location, layer, *settings), at_layer)
         return loaded if loaded.name == source.name else replace(loaded, name=source.name)
 
-    return _encoders.get((source, *settings), named)
+    return _encoders.get((source, layer, *settings), named)
 
 
 def _load(
     source: ModelSource,
     layer: int,
+    *,
     num_layers: int,
     device: torch.device,
     dtype: torch.dtype,
@@ -478,9 +616,20 @@ def _load(
     # Sequence-to-sequence models (BART, T5, ...) are read on their encoder, as bert_score does.
     if hasattr(model, "encoder") and hasattr(model, "decoder"):
         model = model.encoder
-    truncated = _keep_layers(model, layer)
-    model = model.to(device=device, dtype=dtype).eval()
+    truncated = _up_to_layer(model, layer)
+    model = (model if truncated is None else truncated).to(device=device, dtype=dtype).eval()
     packed = pack_linear_layers(model)
+    # transformers 5 records hidden states by hooks on the layers, which a model installs
+    # on its first call that asks for them and marks as installed on itself. Asked for once
+    # here, before any view of these layers exists (see _Checkpoint): views copy the mark
+    # and find the hooks in place, and no layer gets them twice.
+    probe = tokenizer("a", return_tensors="pt").to(device)
+    with torch.inference_mode():
+        model(
+            input_ids=probe["input_ids"],
+            attention_mask=probe.get("attention_mask"),
+            output_hidden_states=True,
+        )
     max_length = tokenizer.model_max_length
     if max_length is None or max_length > _UNBOUNDED_LENGTH:
         max_length = FALLBACK_MAX_LENGTH
@@ -496,7 +645,7 @@ def _load(
         max_length=int(max_length),
         use_fast_tokenizer=use_fast_tokenizer,
         trust_remote_code=trust_remote_code,
-        truncated_model=truncated,
+        truncated_model=truncated is not None,
         packed_linear_layers=packed,
-        unpadded=prepare_unpadded(model) if truncated else None,
+        unpadded=None if truncated is None else prepare_unpadded(model),
     )
