@@ -140,6 +140,8 @@ def test_settings_the_engine_rejects_are_a_clear_error(capsys, text_files):
     assert "layer" in message.lower()
     message = _error_run(capsys, ["bert-score", *files, *MINILM, "--device", "gpu"])
     assert "`device`" in message
+    message = _error_run(capsys, ["bert-score", *files, *MINILM, "--dtype", "int8"])
+    assert "`dtype`" in message
 
 
 def test_a_model_that_cannot_be_had_offline_is_a_clear_error(capsys, text_files):
@@ -178,3 +180,13 @@ def test_bert_scores_own_option_spellings_give_the_same_output(capsys, text_file
     first_row = outputs[0].splitlines()[2].split()
     rescaled_f1 = (raw["scores"][0]["f1"] - 0.25) / (1 - 0.25)
     assert first_row[0] == "1" and float(first_row[3]) == pytest.approx(rescaled_f1, abs=2e-6)
+
+
+def test_dtype_runs_the_encoder_in_that_type_and_the_json_says_which(capsys, text_files):
+    files = ["-c", str(text_files["candidates"]), "-r", str(text_files["references_1"])]
+    exact = _json_run(capsys, *files)
+    half = _json_run(capsys, *files, "--dtype", "bf16")
+    assert (exact["dtype"], half["dtype"]) == ("float32", "bfloat16")
+    moved = [abs(a["f1"] - b["f1"]) for a, b in zip(exact["scores"], half["scores"], strict=True)]
+    # bfloat16 keeps 8 bits of mantissa: scores move, by far less than they differ.
+    assert 0 < max(moved) < 1e-2

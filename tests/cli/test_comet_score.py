@@ -173,3 +173,13 @@ def test_errors_are_one_line_and_exit_2(capsys, segment_files, tmp_path, argumen
     assert main(["comet-score", "-s", str(files["src"]), "-t", str(files["mt"]), *filled]) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith("opik-semantic-metrics: error: ") and expected.format(**values) in line
+
+
+def test_dtype_runs_the_encoder_in_that_type_and_the_json_says_which(segment_files):
+    files, _ = segment_files
+    arguments = ["-s", str(files["src"]), "-t", str(files["mt"]), "-r", str(files["ref"])]
+    arguments += ["-m", str(COMET_FIXTURES / "regression-xlmr")]
+    exact, half = _json_run(*arguments), _json_run(*arguments, "--dtype", "bf16")
+    assert (exact["dtype"], half["dtype"]) == ("float32", "bfloat16")
+    exact_scores, half_scores = ([row["score"] for row in r["scores"]] for r in (exact, half))
+    assert len(half_scores) == len(exact_scores) and half_scores != exact_scores

@@ -135,6 +135,12 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
         ('{"scores": [{"f1": 1%s}]}' % ("0" * 5000), "0.5\n", [], "not a result file"),
         ('{"scores": ' + "[" * 100_000 + "]" * 100_000 + "}", "0.5\n", [], "not a result file"),
         ("1e308\n1e308\n", "-1e308\n-1e308\n", [], "magnitude up to 1e+150, got 1e+308"),
+        (
+            '{"dtype": "float32", "scores": [{"f1": 0.5}]}',
+            '{"dtype": "bfloat16", "scores": [{"f1": 0.5}]}',
+            [],
+            "{a} was scored in float32 and {b} in bfloat16",
+        ),
     ],
     ids=[
         "lengths",
@@ -151,6 +157,7 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
         "int-past-4300-digits",
         "nested-past-the-recursion-limit",
         "finite-but-overflowing",
+        "two-weight-types",
     ],
 )
 def test_bad_result_files_are_a_clear_error(capsys, tmp_path, a, b, extra, expected):
@@ -182,3 +189,22 @@ def test_the_seed_chooses_the_resamples(capsys, tmp_path):
         expected = compare_systems(scores_a, scores_b, seed=seed).bootstrap
         assert bootstraps[seed]["wins_a"] == expected.wins_a
     assert bootstraps[0]["wins_a"] != bootstraps[7]["wins_a"]
+
+
+@pytest.mark.parametrize(
+    ("type_a", "type_b"),
+    [("bfloat16", "bfloat16"), ("float32", None)],
+    ids=["one-type", "one-file-says-none"],
+)
+def test_result_files_of_one_weight_type_or_silent_on_it_are_compared(
+    capsys, tmp_path, type_a, type_b
+):
+    documents = []
+    for dtype, scores in ((type_a, [0.5, 0.6, 0.7]), (type_b, [0.4, 0.6, 0.6])):
+        document = {"scores": [{"f1": score} for score in scores]}
+        documents.append(document if dtype is None else {"dtype": dtype, **document})
+    path_a, path_b = tmp_path / "a.json", tmp_path / "b.json"
+    path_a.write_text(json.dumps(documents[0]))
+    path_b.write_text(json.dumps(documents[1]))
+    assert main(["compare", str(path_a), str(path_b), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["items"] == 3

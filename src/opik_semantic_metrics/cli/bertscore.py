@@ -21,6 +21,7 @@ from opik_semantic_metrics.cli.common import (
     json_text,
     read_aligned,
 )
+from opik_semantic_metrics.models.loading import dtype_name
 from opik_semantic_metrics.report.tables import Table
 
 _SCORES = ("precision", "recall", "f1")
@@ -102,6 +103,7 @@ def _as_json(
         "hash": engine.hash,
         "model": engine.model_name,
         "layer": engine.num_layers,
+        "dtype": dtype_name(engine.encoder.dtype),
         "candidates": args.candidates,
         "references": args.references,
         "mean": means,

@@ -23,6 +23,7 @@ from opik_semantic_metrics.cli.common import (
 )
 from opik_semantic_metrics.comet.checkpoint import DEFAULT_MODEL
 from opik_semantic_metrics.comet.engine import CometEngine, CometResult
+from opik_semantic_metrics.models.loading import dtype_name
 from opik_semantic_metrics.report.tables import Table
 
 
@@ -75,7 +76,9 @@ def _engine(args: argparse.Namespace) -> CometEngine:
         CliError: The model cannot be built, or needs references and ``-r`` is missing.
     """
     try:
-        engine = CometEngine(args.model, device=args.device, batch_size=args.batch_size)
+        engine = CometEngine(
+            args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size
+        )
     except ValueError as error:
         raise CliError(str(error)) from error
     # Checked here rather than left to the engine, whose message names the first item
@@ -97,6 +100,7 @@ def _as_json(
         "model": engine.model_name,
         "revision": engine.revision,
         "class": engine.class_identifier,
+        "dtype": dtype_name(engine.loaded.dtype),
         "sources": args.sources,
         "translations": args.translations,
         "references": args.references,

@@ -12,7 +12,7 @@ import argparse
 import dataclasses
 import json
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from opik_semantic_metrics.cli.common import CliError, json_text, read_lines
 from opik_semantic_metrics.compare.experiments import MetricSummary
@@ -51,8 +51,17 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def read_scores(path: str, key: str | None) -> tuple[str, list[float]]:
-    """``(score key, per-line scores)`` of a result file.
+class ResultFile(NamedTuple):
+    """A result file's per-line scores, the key they were read under, and the weight type
+    that produced them (``None`` where the file does not say: a plain file of numbers)."""
+
+    key: str
+    scores: list[float]
+    dtype: str | None
+
+
+def read_scores(path: str, key: str | None) -> ResultFile:
+    """The per-line scores of a result file.
 
     Raises:
         CliError: Unreadable or malformed file, a missing key, or a line without a score.
@@ -66,12 +75,13 @@ def read_scores(path: str, key: str | None) -> tuple[str, list[float]]:
             scores.append(float(line))
         except ValueError:
             raise CliError(f"{path} line {number} is not a number: {line[:40]!r}") from None
-    return key or "score", _checked(path, scores)
+    return ResultFile(key or "score", _checked(path, scores), dtype=None)
 
 
-def _json_scores(path: str, text: str, key: str | None) -> tuple[str, list[float]]:
+def _json_scores(path: str, text: str, key: str | None) -> ResultFile:
     try:
-        rows = json.loads(text)["scores"]
+        document = json.loads(text)
+        rows = document["scores"]
     # ValueError: also ints past 4,300 digits; RecursionError: brackets nested past the limit.
     except (ValueError, KeyError, TypeError, RecursionError) as error:
         raise CliError(f"{path} is not a result file with a 'scores' list ({error})") from None
@@ -90,7 +100,8 @@ def _json_scores(path: str, text: str, key: str | None) -> tuple[str, list[float
             values.append(float(value))
         except OverflowError:  # an int past a float's range
             values.append(math.inf if value > 0 else -math.inf)
-    return key, _checked(path, values)
+    dtype = document.get("dtype")
+    return ResultFile(key, _checked(path, values), dtype if isinstance(dtype, str) else None)
 
 
 def _checked(path: str, scores: list[float]) -> list[float]:
@@ -101,8 +112,14 @@ def _checked(path: str, scores: list[float]) -> list[float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    key_a, scores_a = read_scores(args.results_a, args.score)
-    key_b, scores_b = read_scores(args.results_b, args.score)
+    key_a, scores_a, dtype_a = read_scores(args.results_a, args.score)
+    key_b, scores_b, dtype_b = read_scores(args.results_b, args.score)
+    if dtype_a and dtype_b and dtype_a != dtype_b:
+        raise CliError(  # as corpus.compare does
+            f"{args.results_a} was scored in {dtype_a} and {args.results_b} in {dtype_b}: "
+            "a weight type moves scores by more than the differences a comparison weighs; "
+            "score both with one --dtype"
+        )
     if len(scores_a) != len(scores_b):
         raise CliError(
             f"{args.results_b} has {len(scores_b)} scores but {args.results_a} has "
