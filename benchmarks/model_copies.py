@@ -1,10 +1,16 @@
 """How much memory does each further metric instance on one model cost?
 
 Issue 3 asks for one copy of a model in memory however many metric instances use it.
-This loads, in one process and one after another, BERTScore on all-MiniLM-L6-v2 at its
-layer 6, three more instances at layer 6, one instance at each of layers 1 to 5, and a
-SemanticMatch (which reads layer 6), each scoring one pair, and prints the growth of the
-process's resident memory at each step against the size of the model's weights.
+Two orders, each in a fresh process, each metric scoring one pair as it comes:
+
+- ``deepest-first``: BERTScore on all-MiniLM-L6-v2 at its layer 6, three more instances
+  at layer 6, one instance at each of layers 1 to 5, and a SemanticMatch (which reads
+  layer 6);
+- ``rising``: BERTScore at layer 1, then at 2, 3, 4, 5 and 6, each deeper than the copy
+  so far (each is a fresh load whose extra layers join the copy).
+
+It prints the growth of the process's resident memory at each step, and the size of the
+tensors of the model at layer 6.
 
     python benchmarks/model_copies.py [--model all-MiniLM-L6-v2]
 
@@ -17,6 +23,8 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import subprocess
+import sys
 
 import torch
 
@@ -24,6 +32,8 @@ from opik_semantic_metrics import BERTScore, SemanticMatch
 from opik_semantic_metrics.models.loading import load_encoder
 
 MIB = 2**20
+ORDERS = ("deepest-first", "rising")
+PAIR = ("A cat sits on the mat.", "The cat sat on the mat.")
 
 
 def _rss() -> int:
@@ -31,50 +41,60 @@ def _rss() -> int:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _weight_bytes(model: str) -> int:
-    """Bytes of the tensors the model's last-layer encoder holds: parameters, buffers and
+def _tensor_bytes(model: str) -> int:
+    """Bytes of the tensors the model's layer-6 encoder holds: parameters, buffers and
     the weights its oneDNN layers keep packed."""
     tensors = {}
     for module in load_encoder(model, device="cpu").model.modules():
-        for value in [
-            *module._parameters.values(),
-            *module._buffers.values(),
-            *vars(module).values(),
-        ]:
+        held = [*module._parameters.values(), *module._buffers.values(), *vars(module).values()]
+        for value in held:
             if isinstance(value, torch.Tensor):
                 tensors[id(value)] = value.numel() * value.element_size()
     return sum(tensors.values())
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="all-MiniLM-L6-v2")
-    model = parser.parse_args().model
-    pair = ("A cat sits on the mat.", "The cat sat on the mat.")
+def measure(model: str, order: str) -> None:
+    """Print each step's growth of resident memory, in this process."""
     kept = []  # every metric stays alive, as in one experiment with several metrics
 
     def step(label: str, metrics: list) -> None:
         gc.collect()
         before = _rss()
         for metric in metrics:
-            metric.score(*pair)
+            metric.score(*PAIR)
         kept.extend(metrics)
         gc.collect()
-        print(f"{label:<44} {(_rss() - before) / MIB:8.1f} MiB", flush=True)
+        print(f"  {label:<42} {(_rss() - before) / MIB:8.1f} MiB", flush=True)
 
-    print(f"model {model}; resident memory grown by each step:")
-    step("BERTScore, layer 6 (the first copy)", [BERTScore(model, track=False, device="cpu")])
-    weights = _weight_bytes(model) / MIB
-    print(f"{'  (the tensors of its model)':<44} {weights:8.1f} MiB")
-    step(
-        "3 more BERTScore instances at layer 6",
-        [BERTScore(model, track=False, device="cpu") for _ in range(3)],
-    )
-    step(
-        "BERTScore at each of layers 1 to 5",
-        [BERTScore(model, num_layers=layer, track=False, device="cpu") for layer in range(1, 6)],
-    )
-    step("SemanticMatch (layer 6)", [SemanticMatch(model, track=False, device="cpu")])
+    def bertscore(layer: int | None = None) -> BERTScore:
+        return BERTScore(model, num_layers=layer, track=False, device="cpu")
+
+    start = _rss()
+    print(f"{order}:")
+    if order == "deepest-first":
+        step("BERTScore, layer 6 (the first copy)", [bertscore()])
+        step("3 more BERTScore instances at layer 6", [bertscore() for _ in range(3)])
+        step("BERTScore at each of layers 1 to 5", [bertscore(layer) for layer in range(1, 6)])
+        step("SemanticMatch (layer 6)", [SemanticMatch(model, track=False, device="cpu")])
+    else:
+        for layer in range(1, 7):
+            step(f"BERTScore, layer {layer}", [bertscore(layer)])
+    print(f"  {'in all':<42} {(_rss() - start) / MIB:8.1f} MiB")
+    print(f"  {'(the tensors of the model at layer 6)':<42} {_tensor_bytes(model) / MIB:8.1f} MiB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="all-MiniLM-L6-v2")
+    parser.add_argument("--order", choices=ORDERS, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.order:
+        measure(args.model, args.order)
+        return
+    print(f"model {args.model}; resident memory grown by each step:")
+    for order in ORDERS:
+        command = [sys.executable, __file__, "--model", args.model, "--order", order]
+        subprocess.run(command, check=True, stderr=subprocess.DEVNULL)
 
 
 if __name__ == "__main__":

@@ -313,7 +313,9 @@ def _layers_at(model: torch.nn.Module, path: str) -> list[torch.nn.Module]:
 
 def _shallow_copy(module: torch.nn.Module) -> torch.nn.Module:
     """Another module object over the same children, parameters and buffers: replacing
-    one of its children, or one of its plain attributes, leaves ``module`` as it was."""
+    one of its children, or one of its plain attributes, leaves ``module`` as it was.
+    Its hooks are still ``module``'s (transformers 5 records hidden states by hooks on the
+    layers, installed once for all views: see ``_load``)."""
     duplicate = object.__new__(type(module))
     duplicate.__dict__.update(module.__dict__)
     for registry in ("_modules", "_parameters", "_buffers"):
@@ -512,7 +514,27 @@ def _deepened(deepest: LoadedEncoder, deeper: LoadedEncoder) -> LoadedEncoder:
     assert path is not None, "only models truncated by their layer list are deepened"
     kept = _layers_at(deepest.model, path)
     added = _layers_at(deeper.model, path)[len(kept) :]
+    for layer in added:
+        _copy_tensors(layer)
     return _over_model(deepest, _with_layers(deepest.model, path, kept + added), deeper.layer)
+
+
+def _copy_tensors(module: torch.nn.Module) -> None:
+    """Give the module's tensors memory of their own.
+
+    transformers 5 maps a float32 checkpoint's file into memory and leaves tensors that
+    need no conversion as views of it; a layer kept from a fresh load would keep the whole
+    mapping alive, with every page of it that loading read (the embeddings the fresh
+    copy used and is discarded with, among them).
+    """
+    with torch.no_grad():
+        for inner in module.modules():
+            for tensor in [*inner._parameters.values(), *inner._buffers.values()]:
+                if tensor is not None and tensor.layout == torch.strided:
+                    tensor.data = tensor.data.clone()
+            for name, value in list(vars(inner).items()):
+                if isinstance(value, torch.Tensor) and value.layout == torch.strided:
+                    inner.__dict__[name] = value.clone()
 
 
 def _over_model(base: LoadedEncoder, model: torch.nn.Module, layer: int) -> LoadedEncoder:
