@@ -15,6 +15,8 @@ second.
   a tiny BERT.
 - :func:`build_tiny_albert`, :func:`build_tiny_xlm`: that tokenizer and a tiny ALBERT or
   XLM, the two layouts whose layer count is a setting rather than a list of layers.
+- :func:`build_tiny_t5`: that tokenizer and a tiny T5, read on its encoder (whose
+  feed-forward reads its linear layer's ``weight``).
 """
 
 from __future__ import annotations
@@ -312,6 +314,30 @@ def build_tiny_xlm(directory: str | Path) -> Path:
     )
     torch.manual_seed(SEED)
     _save_model(XLMModel(config), directory)
+    return directory
+
+
+def build_tiny_t5(directory: str | Path) -> Path:
+    """The tiny BERT's tokenizer and a random T5 of 2 encoder and 2 decoder layers.
+
+    Returns:
+        The model directory.
+    """
+    from transformers import T5Config, T5Model
+
+    directory = build_tiny_bert(directory)
+    config = T5Config(
+        vocab_size=_vocab_size(directory),
+        d_model=32,
+        d_kv=16,
+        d_ff=64,
+        num_layers=2,
+        num_heads=2,
+        pad_token_id=0,
+        decoder_start_token_id=0,
+    )
+    torch.manual_seed(SEED)
+    _save_model(T5Model(config), directory)
     return directory
 
 

@@ -21,7 +21,13 @@ from opik_semantic_metrics.models.loading import (
     resolve_dtype,
     resolve_model_source,
 )
-from tiny_models import build_tiny_albert, build_tiny_bert, build_tiny_roberta, build_tiny_xlm
+from tiny_models import (
+    build_tiny_albert,
+    build_tiny_bert,
+    build_tiny_roberta,
+    build_tiny_t5,
+    build_tiny_xlm,
+)
 
 
 @pytest.mark.parametrize("alias", ["all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"])
@@ -202,14 +208,15 @@ def _tensor_ids(encoder: LoadedEncoder) -> set[int]:
 
 
 @pytest.mark.parametrize(
-    "build", [build_tiny_bert, build_tiny_roberta, build_tiny_albert, build_tiny_xlm]
+    "build", [build_tiny_bert, build_tiny_roberta, build_tiny_albert, build_tiny_xlm, build_tiny_t5]
 )
 def test_every_layer_of_a_checkpoint_is_a_view_of_one_copy_and_reads_as_bert_score(tmp_path, build):
     """Layer 1 is loaded first with the layers above it dropped; the deeper layer 2, asked
     for next, adds only the layer the copy lacks; layer 0 is a view. Each returns what
     bert_score's own truncated model returns, and each records hidden states once a layer
     (transformers 5 records them by hooks on the shared layers)."""
-    directory = str(build(tmp_path))
+    # bert_score reads a T5 on its encoder only where "t5" is in the name.
+    directory = str(build(tmp_path / build.__name__.removeprefix("build_")))
     encoders = {layer: load_encoder(directory, layer, device="cpu") for layer in (1, 2, 0)}
     deepest = encoders[2]
     assert set().union(*map(_tensor_ids, encoders.values())) == _tensor_ids(deepest)

@@ -6,6 +6,7 @@ import copy
 
 import pytest
 import torch
+from bert_score.utils import get_model as bert_score_get_model
 from transformers import AutoModel
 from transformers.activations import GELUActivation
 
@@ -15,6 +16,7 @@ from opik_semantic_metrics.models.packed_linear import (
     pack_linear_layers,
     packing_supported,
 )
+from tiny_models import build_tiny_t5
 
 needs_packing = pytest.mark.skipif(
     not packing_supported(torch.float32), reason="oneDNN packing is not available here"
@@ -131,3 +133,42 @@ def test_the_loader_packs_cpu_models():
     encoder = load_encoder("all-MiniLM-L6-v2", device="cpu")
     # The loader keeps layers 1-6 and the pooler: 37 linear layers.
     assert encoder.packed_linear_layers == 37
+
+
+def _children(model: torch.nn.Module) -> list[tuple[int, str, int]]:
+    return [
+        (id(module), name, id(child))
+        for module in model.modules()
+        for name, child in module.named_children()
+    ]
+
+
+@needs_packing
+@pytest.mark.parametrize(
+    "unchanged", [lambda: False, lambda: 1 / 0], ids=["output-differs", "model-fails"]
+)
+def test_a_model_the_check_rejects_gets_its_own_modules_back(minilm_path, unchanged):
+    model = AutoModel.from_pretrained(minilm_path).eval()
+    before = _children(model)
+    assert pack_linear_layers(model, unchanged) == 0
+    assert _children(model) == before
+    assert isinstance(model.encoder.layer[0].intermediate.intermediate_act_fn, GELUActivation)
+    assert pack_linear_layers(model, lambda: True) == 37
+
+
+@needs_packing
+def test_the_loader_leaves_t5_unpacked_and_its_encoder_reads_as_bert_scores(tmp_path):
+    """T5's feed-forward casts its input to its linear layer's ``weight`` type, and a packed
+    layer has no ``weight``: packed, the model fails, so the loader leaves it as it is."""
+    directory = str(build_tiny_t5(tmp_path / "t5"))  # "t5" in the name: bert_score's T5 path
+    encoder = load_encoder(directory, device="cpu")
+    assert encoder.packed_linear_layers == 0
+    assert not any(isinstance(module, PackedLinear) for module in encoder.model.modules())
+    batch = encoder.tokenizer(
+        ["the cat sat on the mat", "a dog"], padding=True, return_tensors="pt"
+    )
+    real = batch["attention_mask"].bool()
+    with torch.inference_mode():
+        got = encoder.hidden_states(batch["input_ids"], batch["attention_mask"])
+        expected = bert_score_get_model(directory, 2)(**batch)[0]
+    assert torch.allclose(got[real], expected[real], atol=1e-5)

@@ -640,18 +640,25 @@ def _load(
         model = model.encoder
     truncated = _up_to_layer(model, layer)
     model = (model if truncated is None else truncated).to(device=device, dtype=dtype).eval()
-    packed = pack_linear_layers(model)
+    probe = tokenizer("a", return_tensors="pt").to(device)
+
+    def output() -> torch.Tensor:
+        with torch.inference_mode():
+            return model(
+                input_ids=probe["input_ids"],
+                attention_mask=probe.get("attention_mask"),
+                output_hidden_states=True,
+            )[0].float()
+
     # transformers 5 records hidden states by hooks on the layers, which a model installs
     # on its first call that asks for them and marks as installed on itself. Asked for once
     # here, before any view of these layers exists (see _Checkpoint): views copy the mark
     # and find the hooks in place, and no layer gets them twice.
-    probe = tokenizer("a", return_tensors="pt").to(device)
-    with torch.inference_mode():
-        model(
-            input_ids=probe["input_ids"],
-            attention_mask=probe.get("attention_mask"),
-            output_hidden_states=True,
-        )
+    expected = output()
+    tolerance = 1e-4 if dtype == torch.float32 else 5e-2
+    packed = pack_linear_layers(
+        model, lambda: torch.allclose(output(), expected, rtol=tolerance, atol=tolerance)
+    )
     max_length = tokenizer.model_max_length
     if max_length is None or max_length > _UNBOUNDED_LENGTH:
         max_length = FALLBACK_MAX_LENGTH

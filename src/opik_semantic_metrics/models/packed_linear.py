@@ -22,8 +22,11 @@ unbabel-comet's (3.6e-6 unpacked), beyond the 1e-5 we promise.
 
 Packing is used only where it is known to hold: a CPU model, float32 or bfloat16 weights,
 an x86-64 processor, PyTorch built with oneDNN and both operators present, and a probe
-product equal to ``torch.nn.functional.linear``'s. Anywhere else the model is left as it
-was. Only plain ``nn.Linear`` modules are replaced (not subclasses, which may do more).
+product equal to ``torch.nn.functional.linear``'s; the loader also checks the whole
+model's output on a probe text, and a model that fails or differs once packed (T5, whose
+feed-forward reads its layer's ``weight``) gets its own modules back. Anywhere else the
+model is left as it was. Only plain ``nn.Linear`` modules are replaced (not subclasses,
+which may do more).
 
 The exact (erf) GELU that follows the first feed-forward layer of BERT-family models
 (``intermediate_act_fn`` after ``dense``, transformers' naming) is fused into that
@@ -39,6 +42,7 @@ from __future__ import annotations
 
 import functools
 import platform
+from collections.abc import Callable
 from typing import TypeGuard
 
 import torch
@@ -139,19 +143,32 @@ def packing_supported(dtype: torch.dtype) -> bool:
     return torch.allclose(packed.float(), expected.float(), rtol=tolerance, atol=tolerance)
 
 
-def pack_linear_layers(model: torch.nn.Module) -> int:
+def pack_linear_layers(model: torch.nn.Module, unchanged: Callable[[], bool] | None = None) -> int:
     """Replace, in place, every plain ``nn.Linear`` of a CPU inference model by a
     :class:`PackedLinear`, where :func:`packing_supported`; returns how many were replaced.
 
     Exact GELUs that follow a feed-forward layer are fused into it where that leaves the
     module's output unchanged (see the module docstring). The model must not be trained
     or moved to another device afterwards.
+
+    Args:
+        model: The model to pack.
+        unchanged: Called once packed: whether the model still gives its own output (on a
+            probe input). Where it returns False or raises, the model is given back its
+            own modules and nothing is packed. Some models read a linear layer's
+            ``weight`` themselves (T5's feed-forward casts its input to that weight's
+            type), which a packed layer does not have.
     """
     parameter = next(model.parameters(), None)
     if parameter is None or parameter.device.type != "cpu":
         return 0
     if not packing_supported(parameter.dtype):
         return 0
+    own_modules = [
+        (module, name, child)
+        for module in model.modules()
+        for name, child in module.named_children()
+    ]
     replaced = 0
     for module in list(model.modules()):
         for name, child in list(module.named_children()):
@@ -160,7 +177,20 @@ def pack_linear_layers(model: torch.nn.Module) -> int:
                 replaced += 1
     for module in model.modules():
         _fuse_gelu(module)
+    if replaced and unchanged is not None and not _holds(unchanged):
+        for module, name, child in own_modules:
+            setattr(module, name, child)
+        return 0
     return replaced
+
+
+def _holds(check: Callable[[], bool]) -> bool:
+    """``check()``, and False where it raises: a model that fails once packed, whatever
+    its error, is a model to leave unpacked."""
+    try:
+        return check()
+    except Exception:
+        return False
 
 
 def is_exact_gelu(module: object) -> TypeGuard[torch.nn.Module]:
