@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
@@ -279,9 +279,10 @@ def build_tiny_albert(directory: str | Path) -> Path:
     """
     from transformers import AlbertConfig, AlbertModel
 
-    directory = build_tiny_bert(directory)
-    config = AlbertConfig(
-        vocab_size=_vocab_size(directory),
+    return _over_tiny_bert_tokenizer(
+        directory,
+        AlbertModel,
+        AlbertConfig,
         embedding_size=16,
         hidden_size=32,
         num_hidden_layers=2,
@@ -290,9 +291,6 @@ def build_tiny_albert(directory: str | Path) -> Path:
         max_position_embeddings=MAX_LENGTH,
         pad_token_id=0,
     )
-    torch.manual_seed(SEED)
-    _save_model(AlbertModel(config), directory)
-    return directory
 
 
 def build_tiny_xlm(directory: str | Path) -> Path:
@@ -303,18 +301,16 @@ def build_tiny_xlm(directory: str | Path) -> Path:
     """
     from transformers import XLMConfig, XLMModel
 
-    directory = build_tiny_bert(directory)
-    config = XLMConfig(
-        vocab_size=_vocab_size(directory),
+    return _over_tiny_bert_tokenizer(
+        directory,
+        XLMModel,
+        XLMConfig,
         emb_dim=32,
         n_layers=2,
         n_heads=2,
         max_position_embeddings=MAX_LENGTH,
         pad_index=0,  # the tokenizer's [PAD]: XLM finds each text's length by it
     )
-    torch.manual_seed(SEED)
-    _save_model(XLMModel(config), directory)
-    return directory
 
 
 def build_tiny_t5(directory: str | Path) -> Path:
@@ -325,9 +321,10 @@ def build_tiny_t5(directory: str | Path) -> Path:
     """
     from transformers import T5Config, T5Model
 
-    directory = build_tiny_bert(directory)
-    config = T5Config(
-        vocab_size=_vocab_size(directory),
+    return _over_tiny_bert_tokenizer(
+        directory,
+        T5Model,
+        T5Config,
         d_model=32,
         d_kv=16,
         d_ff=64,
@@ -336,8 +333,17 @@ def build_tiny_t5(directory: str | Path) -> Path:
         pad_token_id=0,
         decoder_start_token_id=0,
     )
+
+
+def _over_tiny_bert_tokenizer(
+    directory: str | Path, model_class: Any, config_class: Any, **settings: Any
+) -> Path:
+    """The tiny BERT's directory with its model replaced by a random ``model_class`` of
+    ``config_class(**settings)`` over the same vocabulary."""
+    directory = build_tiny_bert(directory)
+    config = config_class(vocab_size=_vocab_size(directory), **settings)
     torch.manual_seed(SEED)
-    _save_model(T5Model(config), directory)
+    _save_model(model_class(config), directory)
     return directory
 
 
