@@ -167,8 +167,9 @@ def test_the_loader_leaves_t5_unpacked_and_its_encoder_reads_as_bert_scores(tmp_
     batch = encoder.tokenizer(
         ["the cat sat on the mat", "a dog"], padding=True, return_tensors="pt"
     )
-    real = batch["attention_mask"].bool()
+    ids, mask = batch["input_ids"], batch["attention_mask"]
+    real = mask.bool()
     with torch.inference_mode():
-        got = encoder.hidden_states(batch["input_ids"], batch["attention_mask"])
-        expected = bert_score_get_model(directory, 2)(**batch)[0]
+        got = encoder.hidden_states(ids, mask)
+        expected = bert_score_get_model(directory, 2)(input_ids=ids, attention_mask=mask)[0]
     assert torch.allclose(got[real], expected[real], atol=1e-5)
