@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 import threading
 from pathlib import Path
@@ -155,6 +156,36 @@ def test_trusted_remote_code_gets_its_own_cache_entries(tmp_path):
     plain.score(*pair)  # fills the shared cache with the plain model's embeddings
     assert trusted.score(*pair)[0].f1 == alone.score(*pair)[0].f1
     assert plain.score(*pair)[0].f1 != alone.score(*pair)[0].f1
+
+
+@pytest.mark.parametrize("deeper_first", [False, True], ids=["loaded", "view"])
+def test_a_model_that_fails_at_a_layer_says_so_when_loaded(tmp_path, deeper_first):
+    """Some layouts fail with their layers dropped (DeBERTa-v2 at layer 0 raises an
+    UnboundLocalError from inside transformers): the load names the model and layer,
+    whether layer 0 is loaded first or is a view of layer 1's copy."""
+    model_dir = build_tiny_bert(tmp_path / "needs-a-layer")
+    (model_dir / "needs_a_layer.py").write_text(
+        textwrap.dedent(
+            """
+            from transformers import BertModel
+
+            class NeedsALayer(BertModel):
+                def forward(self, *args, **kwargs):
+                    if len(self.encoder.layer) == 0:
+                        raise IndexError("no layer to read")
+                    return super().forward(*args, **kwargs)
+            """
+        )
+    )
+    config = json.loads((model_dir / "config.json").read_text())
+    config["auto_map"] = {"AutoModel": "needs_a_layer.NeedsALayer"}
+    (model_dir / "config.json").write_text(json.dumps(config))
+    if deeper_first:
+        assert load_encoder(str(model_dir), 1, device="cpu", trust_remote_code=True).layer == 1
+    expected = "read at layer 0 of 2, fails on a one-word text (IndexError: no layer to read)"
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        load_encoder(str(model_dir), 0, device="cpu", trust_remote_code=True)
+    assert load_encoder(str(model_dir), 2, device="cpu", trust_remote_code=True).layer == 2
 
 
 def test_remote_code_is_refused_unless_asked(tmp_path, minilm_path):

@@ -55,6 +55,9 @@ from opik_semantic_metrics.models.unpadded import (
 _UNBOUNDED_LENGTH = 1_000_000
 #: The length used where a tokenizer reports no limit: the position table of BERT-size models.
 FALLBACK_MAX_LENGTH = 512
+#: The text every loaded model is run on once: to check that it runs, and that packing
+#: its linear layers leaves its output as it was.
+PROBE_TEXT = "a"
 
 _DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,
@@ -538,7 +541,11 @@ def _copy_tensors(module: torch.nn.Module) -> None:
 
 
 def _over_model(base: LoadedEncoder, model: torch.nn.Module, layer: int) -> LoadedEncoder:
-    """``base`` (its tokenizer and settings) over another view of its weights."""
+    """``base`` (its tokenizer and settings) over another view of its weights, checked to
+    run (see :func:`_probe_output`)."""
+    with base.tokenizer_lock:
+        probe = base.tokenizer(PROBE_TEXT, return_tensors="pt").to(base.device)
+    _probe_output(model, probe, base.name, layer, base.num_layers)
     return replace(
         base,
         layer=layer,
@@ -546,6 +553,31 @@ def _over_model(base: LoadedEncoder, model: torch.nn.Module, layer: int) -> Load
         packed_linear_layers=sum(isinstance(module, PackedLinear) for module in model.modules()),
         unpadded=prepare_unpadded(model),
     )
+
+
+def _probe_output(
+    model: torch.nn.Module, probe: Any, name: str, layer: int, num_layers: int
+) -> torch.Tensor:
+    """The model's output on the tokenized :data:`PROBE_TEXT`, in float32, its hidden
+    states recorded (see ``_load``).
+
+    Raises:
+        ValueError: The model fails on it, as some layouts do with layers dropped
+            (DeBERTa-v2 at layer 0); said with the model and layer, not in the model's
+            own words only.
+    """
+    try:
+        with torch.inference_mode():
+            return model(
+                input_ids=probe["input_ids"],
+                attention_mask=probe.get("attention_mask"),
+                output_hidden_states=True,
+            )[0].float()
+    except Exception as error:  # the model's own code: any error, said with its context
+        raise ValueError(
+            f"Model {name!r}, read at layer {layer} of {num_layers}, fails on a one-word "
+            f"text ({type(error).__name__}: {error})."
+        ) from error
 
 
 # One copy of the weights per place they come from (and settings), the encoder of each
@@ -582,7 +614,8 @@ def load_encoder(
 
     Raises:
         ModelUnavailableError: The model is not local, not cached, and cannot be downloaded.
-        ValueError: ``layer`` is out of range, or ``dtype`` unknown.
+        ValueError: ``layer`` is out of range, ``dtype`` unknown, or the model fails on a
+            one-word text at that layer.
 
     Example:
         >>> encoder = load_encoder("all-MiniLM-L6-v2", device="cpu")
@@ -640,25 +673,19 @@ def _load(
         model = model.encoder
     truncated = _up_to_layer(model, layer)
     model = (model if truncated is None else truncated).to(device=device, dtype=dtype).eval()
-    probe = tokenizer("a", return_tensors="pt").to(device)
-
-    def output() -> torch.Tensor:
-        with torch.inference_mode():
-            return model(
-                input_ids=probe["input_ids"],
-                attention_mask=probe.get("attention_mask"),
-                output_hidden_states=True,
-            )[0].float()
-
+    probe = tokenizer(PROBE_TEXT, return_tensors="pt").to(device)
     # transformers 5 records hidden states by hooks on the layers, which a model installs
     # on its first call that asks for them and marks as installed on itself. Asked for once
     # here, before any view of these layers exists (see _Checkpoint): views copy the mark
     # and find the hooks in place, and no layer gets them twice.
-    expected = output()
+    expected = _probe_output(model, probe, source.name, layer, num_layers)
     tolerance = 1e-4 if dtype == torch.float32 else 5e-2
-    packed = pack_linear_layers(
-        model, lambda: torch.allclose(output(), expected, rtol=tolerance, atol=tolerance)
-    )
+
+    def unchanged() -> bool:
+        output = _probe_output(model, probe, source.name, layer, num_layers)
+        return torch.allclose(output, expected, rtol=tolerance, atol=tolerance)
+
+    packed = pack_linear_layers(model, unchanged)
     max_length = tokenizer.model_max_length
     if max_length is None or max_length > _UNBOUNDED_LENGTH:
         max_length = FALLBACK_MAX_LENGTH
