@@ -42,6 +42,7 @@ from opik_semantic_metrics.models.packed_linear import (
     PackedLinear,
     cpu_has_native_bf16,
     pack_linear_layers,
+    same_output,
 )
 from opik_semantic_metrics.models.registry import MINILM_HUB_ID, PACKAGED_MODEL_ALIASES
 from opik_semantic_metrics.models.shared import LoadOnce
@@ -298,20 +299,22 @@ def hidden_size(model: torch.nn.Module) -> int:
 def _layer_stack_path(model: torch.nn.Module) -> str | None:
     """The attribute path of the model's list of layers (``"encoder.layer"``...), if found."""
     for path in _LAYER_STACK_PATHS:
-        stack: Any = model
-        for name in path.split("."):
-            stack = getattr(stack, name, None)
-        if isinstance(stack, torch.nn.ModuleList):
+        if isinstance(_at_path(model, path), torch.nn.ModuleList):
             return path
     return None
 
 
 def _layers_at(model: torch.nn.Module, path: str) -> list[torch.nn.Module]:
     """The layer modules of the list at ``path``."""
-    stack: Any = model
+    return list(_at_path(model, path))
+
+
+def _at_path(model: torch.nn.Module, path: str) -> Any:
+    """The attribute at a dotted ``path`` of ``model``, or ``None`` where one is missing."""
+    found: Any = model
     for name in path.split("."):
-        stack = getattr(stack, name)
-    return list(stack)
+        found = getattr(found, name, None)
+    return found
 
 
 def _shallow_copy(module: torch.nn.Module) -> torch.nn.Module:
@@ -558,8 +561,8 @@ def _over_model(base: LoadedEncoder, model: torch.nn.Module, layer: int) -> Load
 def _probe_output(
     model: torch.nn.Module, probe: Any, name: str, layer: int, num_layers: int
 ) -> torch.Tensor:
-    """The model's output on the tokenized :data:`PROBE_TEXT`, in float32, its hidden
-    states recorded (see ``_load``).
+    """The model's output on the tokenized :data:`PROBE_TEXT`, its hidden states
+    recorded (see ``_load``).
 
     Raises:
         ValueError: The model fails on it, as some layouts do with layers dropped
@@ -572,7 +575,7 @@ def _probe_output(
                 input_ids=probe["input_ids"],
                 attention_mask=probe.get("attention_mask"),
                 output_hidden_states=True,
-            )[0].float()
+            )[0]
     except Exception as error:  # the model's own code: any error, said with its context
         raise ValueError(
             f"Model {name!r}, read at layer {layer} of {num_layers}, fails on a one-word "
@@ -679,11 +682,9 @@ def _load(
     # here, before any view of these layers exists (see _Checkpoint): views copy the mark
     # and find the hooks in place, and no layer gets them twice.
     expected = _probe_output(model, probe, source.name, layer, num_layers)
-    tolerance = 1e-4 if dtype == torch.float32 else 5e-2
 
     def unchanged() -> bool:
-        output = _probe_output(model, probe, source.name, layer, num_layers)
-        return torch.allclose(output, expected, rtol=tolerance, atol=tolerance)
+        return same_output(_probe_output(model, probe, source.name, layer, num_layers), expected)
 
     packed = pack_linear_layers(model, unchanged)
     max_length = tokenizer.model_max_length
