@@ -26,10 +26,8 @@ import os
 import subprocess
 import sys
 
-import torch
-
 from opik_semantic_metrics import BERTScore, SemanticMatch
-from opik_semantic_metrics.models.loading import load_encoder
+from opik_semantic_metrics.models.loading import held_tensors, load_encoder
 
 MIB = 2**20
 ORDERS = ("deepest-first", "rising")
@@ -44,13 +42,8 @@ def _rss() -> int:
 def _tensor_bytes(model: str) -> int:
     """Bytes of the tensors the model's layer-6 encoder holds: parameters, buffers and
     the weights its oneDNN layers keep packed."""
-    tensors = {}
-    for module in load_encoder(model, device="cpu").model.modules():
-        held = [*module._parameters.values(), *module._buffers.values(), *vars(module).values()]
-        for value in held:
-            if isinstance(value, torch.Tensor):
-                tensors[id(value)] = value.numel() * value.element_size()
-    return sum(tensors.values())
+    tensors = held_tensors(load_encoder(model, device="cpu").model)
+    return sum(tensor.numel() * tensor.element_size() for tensor in tensors)
 
 
 def measure(model: str, order: str) -> None:

@@ -17,6 +17,7 @@ from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.errors import ModelUnavailableError
 from opik_semantic_metrics.models.loading import (
     LoadedEncoder,
+    held_tensors,
     load_encoder,
     resolve_device,
     resolve_dtype,
@@ -229,13 +230,7 @@ def test_every_spelling_of_one_model_shares_its_weights(minilm_path):
 
 
 def _tensor_ids(encoder: LoadedEncoder) -> set[int]:
-    """Every tensor the encoder's model holds: parameters, buffers, and the packed weights
-    that the oneDNN layers keep as plain attributes."""
-    found = set()
-    for module in encoder.model.modules():
-        held = [*module._parameters.values(), *module._buffers.values(), *vars(module).values()]
-        found.update(id(value) for value in held if isinstance(value, torch.Tensor))
-    return found
+    return {id(tensor) for tensor in held_tensors(encoder.model)}
 
 
 @pytest.mark.parametrize(

@@ -525,6 +525,18 @@ def _deepened(deepest: LoadedEncoder, deeper: LoadedEncoder) -> LoadedEncoder:
     return _over_model(deepest, _with_layers(deepest.model, path, kept + added), deeper.layer)
 
 
+def held_tensors(module: torch.nn.Module) -> list[torch.Tensor]:
+    """Every tensor the module and its submodules hold, each once: parameters, buffers,
+    and tensors kept as plain attributes (the packed weights and biases of
+    :class:`~opik_semantic_metrics.models.packed_linear.PackedLinear`)."""
+    found: dict[int, torch.Tensor] = {}
+    for inner in module.modules():
+        for value in [*inner._parameters.values(), *inner._buffers.values(), *vars(inner).values()]:
+            if isinstance(value, torch.Tensor):
+                found.setdefault(id(value), value)
+    return list(found.values())
+
+
 def _copy_tensors(module: torch.nn.Module) -> None:
     """Give the module's tensors memory of their own.
 
@@ -534,13 +546,10 @@ def _copy_tensors(module: torch.nn.Module) -> None:
     copy used and is discarded with, among them).
     """
     with torch.no_grad():
-        for inner in module.modules():
-            for tensor in [*inner._parameters.values(), *inner._buffers.values()]:
-                if tensor is not None and tensor.layout == torch.strided:
-                    tensor.data = tensor.data.clone()
-            for name, value in list(vars(inner).items()):
-                if isinstance(value, torch.Tensor) and value.layout == torch.strided:
-                    inner.__dict__[name] = value.clone()
+        for tensor in held_tensors(module):
+            # oneDNN's packed weights (an opaque layout) are made by packing, never mapped.
+            if tensor.layout == torch.strided:
+                tensor.data = tensor.data.clone()
 
 
 def _over_model(base: LoadedEncoder, model: torch.nn.Module, layer: int) -> LoadedEncoder:
