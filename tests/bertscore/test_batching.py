@@ -198,6 +198,31 @@ def test_fast_mode_is_bf16_here_and_close_to_float32(pairs):
     assert 0 < (approximate - exact).abs().max().item() <= 2e-2
 
 
+def test_float16_the_fast_mode_of_older_gpus_runs_close_to_float32(pairs):
+    """GPUs without bfloat16 get float16 in the fast mode. None is lent to CI, but the CPU
+    computes in float16 too, so the same path (weights cast, the real-token layers,
+    the greedy match on half-precision embeddings) runs here, whole-list and per item."""
+    candidates, references = pairs
+    exact = _table(
+        BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache()).score(
+            candidates, references
+        )
+    )
+    half = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", dtype="fp16", cache=EmbeddingCache())
+    batched = _table(half.score(candidates, references))
+    threaded_engine = BERTScoreEngine(
+        "all-MiniLM-L6-v2", device="cpu", dtype="fp16", cache=EmbeddingCache()
+    )
+    with ThreadPoolExecutor(16) as pool:
+        threaded = _table(pool.map(threaded_engine.score_one, candidates, references))
+    assert half.encoder.dtype == torch.float16
+    assert {p.dtype for p in half.encoder.model.parameters()} == {torch.float16}
+    # float16 keeps 11 bits of mantissa: here within 2.5e-4 of float32, and a text's
+    # embedding moves a little with the texts padded beside it.
+    assert 0 < (batched - exact).abs().max().item() <= 2e-3
+    assert (threaded - batched).abs().max().item() <= 2e-3
+
+
 def _threads_after(setup) -> int:
     seen = []
 
