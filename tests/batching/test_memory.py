@@ -45,11 +45,25 @@ def test_a_batch_that_runs_out_of_memory_is_halved_and_the_size_kept():
     assert calls == [2, 2, 2]
 
 
-def test_one_text_that_does_not_fit_fails():
+def test_one_text_that_does_not_fit_fails_and_leaves_the_size_as_it_was():
+    calls: list[int] = []
+    fitting = _forward_fitting(4, calls)
+
+    def forward(batch: list[int]) -> list[int]:
+        if 99 in batch:  # a text too long to fit even alone
+            calls.append(len(batch))
+            torch.empty(TOO_MUCH, dtype=torch.uint8)
+        return fitting(batch)
+
     batch_size = HalvingBatchSize(4)
     with pytest.raises(RuntimeError, match="can't allocate memory"):
-        batch_size.run(_forward_fitting(0, []), [1, 2])
-    assert batch_size.size == 1
+        batch_size.run(forward, [1, 2, 3, 99])
+    # [1, 2] fit before [3, 99], [3] and [99] were tried: no batch of ordinary texts failed.
+    assert calls == [4, 2, 2, 1, 1]
+    assert batch_size.size == 4
+    calls.clear()
+    assert batch_size.run(forward, [1, 2, 3, 4]) == [10, 20, 30, 40]
+    assert calls == [4]
 
 
 def test_other_errors_are_not_retried():

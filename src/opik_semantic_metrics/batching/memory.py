@@ -3,9 +3,10 @@
 A batch size that fits short texts can fail on a list of long ones, on a small GPU or
 beside another process. Rather than fail the list (or, per item in Opik, every item of
 the micro-batch), :class:`HalvingBatchSize` splits the batch that ran out of memory in
-two, runs the halves, and keeps the halved size for later batches, so that only the
-first batch pays the retry. A single text that does not fit still fails: nothing
-smaller can be tried.
+two, runs the halves, and, once they have run, keeps the halved size for later batches,
+so that only the first batch pays the retry. A single text that does not fit still fails
+(nothing smaller can be tried) and leaves the size as it was: one over-long text must not
+cut every later batch to one text.
 
 Both of PyTorch's out-of-memory failures count: ``torch.OutOfMemoryError`` (CUDA and the
 other accelerators) and the ``RuntimeError`` of the CPU allocator when it cannot have a
@@ -99,11 +100,14 @@ class HalvingBatchSize:
             if not is_out_of_memory(error) or len(items) == 1:
                 raise
         half = (len(items) + 1) // 2
-        with self._lock:
-            self._size = min(self._size, half)
         logger.warning(
             "Out of memory on a batch of %d texts; retrying with batches of %d.", len(items), half
         )
         if torch.cuda.is_initialized():
             torch.cuda.empty_cache()
-        return self.run(forward, items[:half]) + self.run(forward, items[half:])
+        results = self.run(forward, items[:half]) + self.run(forward, items[half:])
+        # Kept only once the halves have run: a text that fits in no batch, not even alone,
+        # fails its call but leaves the size that ordinary texts fit in as it was.
+        with self._lock:
+            self._size = min(self._size, half)
+        return results
