@@ -72,6 +72,31 @@ def test_an_exception_in_a_batch_reaches_the_caller():
         map_batches(fail_on_three, [[1], [2], [3]], CPU)
 
 
+@needs_workers
+def test_the_batches_still_queued_when_one_fails_are_not_run():
+    """A failed batch (or Ctrl-C) ends the call; the workers must not go on computing the
+    rest of a long list for nobody, holding up the next call and Python's exit."""
+    started: list[int] = []
+    release = threading.Event()
+
+    def fail_first(batch: list[int]) -> int:
+        started.append(batch[0])
+        if batch[0] == 0:
+            raise ValueError("first")
+        release.wait(timeout=10)  # the others stay busy until the caller has its error
+        return batch[0]
+
+    with pytest.raises(ValueError, match="first"):
+        map_batches(fail_first, [[index] for index in range(40)], CPU)
+    release.set()
+    map_batches(_where, [[1], [2]], CPU)  # queued behind whatever was left
+    workers = cpu_parallel._workers()
+    assert workers is not None
+    # The batch that failed, those running beside it, and at most one a worker took
+    # before the call cancelled the rest.
+    assert len(started) <= 2 * workers._max_workers < 40
+
+
 def _results_in_child(queue: multiprocessing.Queue) -> None:
     queue.put(map_batches(_where, [[1, 2], [3], [4, 5]], CPU))
 

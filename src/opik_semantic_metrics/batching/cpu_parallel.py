@@ -124,7 +124,14 @@ def map_batches(
             # score, or an atexit handler scores): the pool takes no more work.
             pass
         else:
-            return [future.result() for future in futures]
+            try:
+                return [future.result() for future in futures]
+            except BaseException:
+                # A failed batch or Ctrl-C ends the call: the batches still queued would
+                # only hold the shared workers (and the next call, and Python's exit).
+                for future in futures:
+                    future.cancel()
+                raise
     return [function(batch) for batch in batches]
 
 
