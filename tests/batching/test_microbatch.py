@@ -145,6 +145,33 @@ def test_an_idle_worker_ends_and_the_next_queued_item_starts_another():
     assert batcher._workers and batcher._workers[0] is not first
 
 
+def test_an_item_no_worker_can_be_started_for_is_run_by_its_caller():
+    """From Python 3.12, no thread can start once Python shuts down: an atexit handler
+    that scores must still get its result, and the next call too."""
+    release = threading.Event()
+
+    def process(items: list[int]) -> list[int]:
+        if 1 in items:
+            release.wait(5.0)
+        return [item + 1 for item in items]
+
+    def refuse(thread: threading.Thread) -> None:
+        raise RuntimeError("can't create new thread at interpreter shutdown")
+
+    batcher = MicroBatcher(process)
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(batcher.submit, 1)  # a lone caller, still running
+        time.sleep(0.05)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(threading.Thread, "start", refuse)
+            # Queued behind the running call, its worker refused: run here instead.
+            assert batcher.submit(2) == 3
+            assert batcher.submit(3) == 4
+        release.set()
+        assert running.result() == 2
+    assert batcher._queue == [] and batcher._workers == []
+
+
 def test_two_workers_run_batches_side_by_side_each_set_up_first():
     set_up: list[str] = []
     running: set[str] = set()

@@ -146,7 +146,16 @@ class MicroBatcher(Generic[ItemT, ResultT]):
                         target=self._work, name="opik-semantic-metrics-batcher", daemon=True
                     )
                     self._workers.append(worker)
-                    worker.start()
+                    try:
+                        worker.start()
+                    except RuntimeError:
+                        # No thread can start once Python shuts down (an atexit handler
+                        # scoring, Python 3.12+): with no worker left, the caller runs it.
+                        self._workers.remove(worker)
+                        if not self._workers:
+                            self._queue.remove(request)
+                            self._take([request])
+                            alone = True
                 elif len(self._queue) == 1 or len(self._queue) >= self.max_batch_size:
                     # Workers wait for a first item, or for a full batch.
                     self._condition.notify_all()
