@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -170,6 +172,54 @@ def test_an_item_no_worker_can_be_started_for_is_run_by_its_caller():
         release.set()
         assert running.result() == 2
     assert batcher._queue == [] and batcher._workers == []
+
+
+def _submit_in_child(batcher: MicroBatcher, queue: multiprocessing.Queue) -> None:
+    inherited = (len(batcher._queue), batcher._running)
+    queue.put((batcher.submit(10), *inherited))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="this platform cannot fork")
+def test_a_forked_child_starts_the_batcher_afresh_whatever_the_parent_was_doing():
+    """A child forked while the parent's threads score has none of their threads: not the
+    running caller, not the queued one's worker, not the thread holding the lock."""
+    parent = os.getpid()
+    release = threading.Event()
+
+    def process(items: list[int]) -> list[int]:
+        if os.getpid() == parent:
+            release.wait(5.0)
+        return [item + 1 for item in items]
+
+    batcher = MicroBatcher(process)
+    locked, unlock = threading.Event(), threading.Event()
+
+    def hold_the_lock() -> None:
+        with batcher._condition:
+            locked.set()
+            unlock.wait(5.0)
+
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    with ThreadPoolExecutor(3) as pool:
+        running = pool.submit(batcher.submit, 1)  # a lone caller, running
+        time.sleep(0.05)
+        queued = pool.submit(batcher.submit, 2)  # queued, its worker waiting on process
+        time.sleep(0.05)
+        holder = pool.submit(hold_the_lock)
+        assert locked.wait(5.0)
+        child = context.Process(target=_submit_in_child, args=(batcher, queue))
+        child.start()
+        unlock.set()
+        release.set()
+        assert (running.result(), queued.result(), holder.result()) == (2, 3, None)
+    child.join(timeout=30)
+    if child.is_alive():  # it hangs on the lock that no thread of it will release
+        child.kill()
+        child.join()
+    assert child.exitcode == 0
+    # Nothing of the parent's queued or running in the child, which ran its item alone.
+    assert queue.get(timeout=5) == (11, 0, 0)
 
 
 def test_two_workers_run_batches_side_by_side_each_set_up_first():

@@ -43,14 +43,20 @@ each item of the batch is run again on its own, and each caller gets its own res
 its own exception. A ``worker_setup`` that raises fails the items waiting for that
 worker (each later item starts a worker again), instead of leaving their callers
 waiting for ever.
+
+A forked child (``multiprocessing`` with the fork start method) starts every batcher
+afresh: it has none of the parent's workers or waiting callers, and its lock may have
+been held by one of the parent's threads at the fork.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 ItemT = TypeVar("ItemT")
 ResultT = TypeVar("ResultT")
@@ -114,14 +120,19 @@ class MicroBatcher(Generic[ItemT, ResultT]):
         self.idle_s = idle_s
         self.workers = workers
         self.worker_setup = worker_setup
+        self._start_afresh()
+        #: Batches run and items scored so far (their ratio is the mean batch size).
+        self.batches_run = 0
+        self.items_run = 0
+        _BATCHERS.add(self)
+
+    def _start_afresh(self) -> None:
+        """No workers, nothing queued or running: as built, and in a forked child."""
         self._condition = threading.Condition()
         self._queue: list[_Request[ItemT, ResultT]] = []
         self._workers: list[threading.Thread] = []
         self._running = 0  # batches being run, by workers or by a lone caller
         self._last_batch_size = 0
-        #: Batches run and items scored so far (their ratio is the mean batch size).
-        self.batches_run = 0
-        self.items_run = 0
 
     def submit(self, item: ItemT) -> ResultT:
         """Score one item, batched with the items other threads submit meanwhile.
@@ -139,8 +150,6 @@ class MicroBatcher(Generic[ItemT, ResultT]):
                 self._take([request])
             else:
                 self._queue.append(request)
-                # Workers are not alive in a forked child either: it starts its own.
-                self._workers = [worker for worker in self._workers if worker.is_alive()]
                 if len(self._workers) < self.workers:
                     worker = threading.Thread(
                         target=self._work, name="opik-semantic-metrics-batcher", daemon=True
@@ -268,3 +277,16 @@ class MicroBatcher(Generic[ItemT, ResultT]):
             return
         for request, result in zip(batch, results, strict=True):
             request.answer(result)
+
+
+#: Every batcher alive, for the fork hook below.
+_BATCHERS: weakref.WeakSet[MicroBatcher[Any, Any]] = weakref.WeakSet()
+
+
+def _start_every_batcher_afresh() -> None:
+    for batcher in list(_BATCHERS):
+        batcher._start_afresh()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which cannot fork
+    os.register_at_fork(after_in_child=_start_every_batcher_afresh)
