@@ -14,7 +14,7 @@ import torch
 from bert_score import score as bert_score_score
 
 from bert_score_oracle import bert_score_prf, minilm_prf
-from opik_semantic_metrics.bertscore.baseline import write_baseline
+from opik_semantic_metrics.bertscore.baseline import Baseline, write_baseline
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 
 TOLERANCE = 1e-5
@@ -137,6 +137,27 @@ def test_multi_reference_equals_bert_score(minilm_path, multi_pairs, baseline_fi
     )  # fmt: skip
     if idf:
         engine.fit_idf(references)
+    _assert_close(_ours(engine, candidates, references), oracle)
+
+
+def test_a_baseline_over_one_rescales_the_best_reference_as_bert_score(
+    minilm_path, multi_pairs, tmp_path
+):
+    """bert_score takes the max over references first, then rescales. With a baseline value
+    of 1 or more the rescaling reverses the order of scores, so the other order differs."""
+    candidates, references = multi_pairs
+    path = write_baseline(tmp_path / "over_one.tsv", [Baseline(1.5, 1.2, 2.0)] * 7)
+    oracle = minilm_prf(
+        minilm_path,
+        candidates,
+        references,
+        lang="en",
+        rescale_with_baseline=True,
+        baseline_path=str(path),
+    )
+    engine = BERTScoreEngine(
+        "all-MiniLM-L6-v2", device="cpu", rescale_with_baseline=True, baseline_path=path
+    )
     _assert_close(_ours(engine, candidates, references), oracle)
 
 

@@ -482,19 +482,32 @@ class BERTScoreEngine:
         # references are cached, which halves the cache's memory for the same reuse.
         embedded = self._embed(candidates, cached=[reference for _, reference in pairs])
         scores, opposite_signs, matches = self._match_pairs(pairs, embedded)
+        best_of_group: list[int] = []
+        maxima = []
+        start = 0
+        for group in reference_lists:
+            group_scores = scores[start : start + len(group)]
+            best_of_group.append(
+                start + int(torch.argmax(torch.nan_to_num(group_scores[:, 2], nan=-torch.inf)))
+            )
+            # Per column, as bert_score; like bert_score's, torch's max keeps a NaN.
+            maxima.append(group_scores.max(dim=0).values)
+            start += len(group)
+        best_scores = torch.stack(maxima)
         if self.baseline is not None:
-            scores = (scores - self.baseline.as_tensor()) / (1 - self.baseline.as_tensor())
+            # After the max over references, as bert_score (the other order differs only
+            # for a baseline value of 1 or more, which flips the rescaling's sign).
+            baseline = self.baseline.as_tensor()
+            best_scores = (best_scores - baseline) / (1 - baseline)
 
         results = []
         start = 0
-        for candidate, group in zip(candidates, reference_lists, strict=True):
-            group_scores = scores[start : start + len(group)]
-            best = int(torch.argmax(torch.nan_to_num(group_scores[:, 2], nan=-torch.inf)))
-            # Per column, as bert_score; like bert_score's, torch's max keeps a NaN.
-            precision, recall, f1 = group_scores.max(dim=0).values.tolist()
+        for candidate, group, best, (precision, recall, f1) in zip(
+            candidates, reference_lists, best_of_group, best_scores.tolist(), strict=True
+        ):
             cand = embedded[candidate]
-            best_reference = embedded[group[best]]
-            best_match, worst_match = self._explain(cand, best_reference, matches[start + best])
+            best_reference = embedded[pairs[best][1]]
+            best_match, worst_match = self._explain(cand, best_reference, matches[best])
             results.append(
                 BERTScoreResult(
                     precision=precision,
@@ -504,8 +517,8 @@ class BERTScoreEngine:
                     reference_truncated=any(embedded[text].encoded.truncated for text in group),
                     candidate_empty=cand.encoded.empty,
                     reference_empty=best_reference.encoded.empty,
-                    opposite_signs=bool(opposite_signs[start + best]),
-                    best_reference=best,
+                    opposite_signs=bool(opposite_signs[best]),
+                    best_reference=best - start,
                     candidate_unknown_tokens=self._unknown_tokens(cand.encoded),
                     reference_unknown_tokens=self._unknown_tokens(best_reference.encoded),
                     best_match=best_match,
