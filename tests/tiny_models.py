@@ -17,6 +17,8 @@ second.
   XLM, the two layouts whose layer count is a setting rather than a list of layers.
 - :func:`build_tiny_t5`: that tokenizer and a tiny T5, read on its encoder (whose
   feed-forward reads its linear layer's ``weight``).
+- :func:`build_tiny_byt5`: ByT5's tokenizer, which like every T5 tokenizer adds one
+  special token (``</s>``) after a text, and a tiny T5.
 """
 
 from __future__ import annotations
@@ -333,6 +335,37 @@ def build_tiny_t5(directory: str | Path) -> Path:
         pad_token_id=0,
         decoder_start_token_id=0,
     )
+
+
+def build_tiny_byt5(directory: str | Path) -> Path:
+    """ByT5's tokenizer (one token a byte, and ``</s>`` after a text: the one special token
+    T5's tokenizers add) and a random T5 of 2 layers over it. ByT5's tokenizer needs no
+    vocabulary file, so its Python class loads under every transformers version.
+
+    Returns:
+        The model directory (bert_score reads a T5 on its encoder where its name holds
+        "t5": put that in the directory's name).
+    """
+    from transformers import ByT5Tokenizer, T5Config, T5Model
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    tokenizer = ByT5Tokenizer(extra_ids=0, model_max_length=MAX_LENGTH)
+    tokenizer.save_pretrained(directory)
+    config = T5Config(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        d_kv=16,
+        d_ff=64,
+        num_layers=2,
+        num_heads=2,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(SEED)
+    _save_model(T5Model(config), directory)
+    return directory
 
 
 def _over_tiny_bert_tokenizer(

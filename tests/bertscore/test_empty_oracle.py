@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from bert_score_oracle import bert_score_prf
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+from tiny_models import build_tiny_byt5
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ORACLE = json.loads((FIXTURES / "bertscore_transformers4" / "oracle.json").read_text("utf-8"))
@@ -67,3 +69,24 @@ def test_empty_texts_score_zero_with_any_tokenizer(family):
     assert whole_list[-1].f1 == pytest.approx(one_by_one[-1].f1, abs=1e-6)
     cand_tokens, ref_tokens, matrix = engine.token_similarity("", "a dog")
     assert tuple(matrix.shape) == (len(cand_tokens), len(ref_tokens))
+
+
+def test_a_one_token_text_of_a_t5_tokenizer_is_not_empty(tmp_path):
+    """bert_score takes a text of exactly two tokens for empty: [CLS] and [SEP] where the
+    tokenizer adds those two. T5's tokenizers add only "</s>", so every one-token text
+    ("OK", "Yes", one byte for ByT5) is two tokens, and bert_score sets its P and R, but
+    not its F1, to 0. Ours: a text is empty when it has no token but the special ones;
+    F1 equals bert_score's everywhere, P and R wherever no text has one token."""
+    # bert_score reads a T5 on its encoder where its name holds "t5".
+    directory = str(build_tiny_byt5(tmp_path / "byt5"))
+    candidates = ["a", "b", "The cat sits on the mat.", "Two dogs run."]
+    references = ["a", "c", "A cat sat on the mat.", "Dogs are running in a park."]
+    theirs = bert_score_prf(candidates, references, model_type=directory, num_layers=2)
+    results = BERTScoreEngine(directory, 2, device="cpu").score(candidates, references)
+    ours = torch.tensor([[r.precision, r.recall, r.f1] for r in results], dtype=torch.float64)
+    assert not any(r.candidate_empty or r.reference_empty for r in results)
+    assert (ours[:, 2] - theirs[:, 2]).abs().max().item() <= 1e-5
+    assert (ours[2:] - theirs[2:]).abs().max().item() <= 1e-5
+    assert theirs[:2, :2].abs().max().item() == 0.0
+    assert ours[0].tolist() == pytest.approx([1.0, 1.0, 1.0])
+    assert 0.0 < ours[1, 0].item() < 1.0 and 0.0 < ours[1, 1].item() < 1.0

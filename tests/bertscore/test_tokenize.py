@@ -20,6 +20,7 @@ from bert_score.utils import get_tokenizer, sent_encode
 from opik_semantic_metrics.bertscore.tokenize import TextEncoder, needs_prefix_space
 from opik_semantic_metrics.models.loading import load_encoder
 from opik_semantic_metrics.models.long_texts import CHARACTERS_A_TOKEN
+from tiny_models import build_tiny_byt5
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ORACLE = json.loads((FIXTURES / "bertscore_transformers4" / "oracle.json").read_text("utf-8"))
@@ -68,6 +69,21 @@ def test_ok_gets_its_prefix_space_on_byte_level_bpe():
 def test_prefix_space_is_decided_by_behaviour(family):
     # Byte-level BPE that does not add the space itself needs one; the others do not.
     assert needs_prefix_space(_text_encoder(family).tokenizer) == (family in {"roberta", "gpt2"})
+
+
+def test_a_byte_tokenizer_reads_a_leading_space_as_its_own_token_and_gets_none(tmp_path):
+    """ByT5 reads a leading space as a byte before the word's unchanged bytes. bert_score
+    adds no space for its class, and a space there would be one more token, not another
+    first token: we add none either (ids checked against bert_score under the running
+    transformers, which encodes ByT5 the same under 4 and 5)."""
+    directory = str(build_tiny_byt5(tmp_path / "byt5"))
+    encoder = load_encoder(directory, device="cpu")
+    text_encoder = TextEncoder(encoder.tokenizer, encoder.max_length)
+    assert encoder.tokenizer.tokenize(" OK") == [" ", *encoder.tokenizer.tokenize("OK")]
+    assert not needs_prefix_space(encoder.tokenizer)
+    theirs = get_tokenizer(directory, use_fast=False)
+    for text in ["OK", "cat", "  The cat sat on the mat. ", "Ünïcödé, 猫"]:
+        assert text_encoder.encode(text).ids == tuple(sent_encode(theirs, text)), repr(text)
 
 
 def test_bert_score_loses_the_prefix_space_under_transformers_5():

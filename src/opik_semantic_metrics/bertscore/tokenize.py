@@ -5,10 +5,15 @@ The rules, each of which changes the score:
 1. The text is stripped of surrounding whitespace first.
 2. Byte-level BPE tokenizers (GPT-2, RoBERTa, BART, ...) read a leading space as part of
    the first word ("OK" and " OK" are different tokens), and bert_score encodes with a
-   prefix space. bert_score decides this by the tokenizer's *class*, which misses the
-   fast RoBERTa class; we decide by *behaviour*: if a word encodes differently with a
-   leading space, the tokenizer needs one. The result equals bert_score's slow-class
-   encoding for every tokenizer.
+   prefix space. bert_score decides this by the tokenizer's *class* (GPT-2's or
+   RoBERTa's slow class), which misses the fast RoBERTa class; we decide by
+   *behaviour*: if a leading space joins a word's first token, the tokenizer needs one.
+   That equals bert_score's encoding for GPT-2 and RoBERTa tokenizers, WordPiece,
+   SentencePiece and byte tokenizers (ByT5, whose space is a token of its own). It
+   differs for byte-level BPE tokenizers of other classes, which bert_score encodes with
+   the space only where their class derived from GPT-2's or RoBERTa's (BART and DeBERTa
+   did in earlier transformers 4 releases, not in 4.40): we always read their first word
+   as bert_score reads RoBERTa's.
 3. Special tokens are added, and the ids are truncated to the model's limit (512 where
    the tokenizer reports none), special tokens included. An over-long text is tokenized
    only as far as its kept tokens reach, with the same ids
@@ -53,9 +58,14 @@ def needs_prefix_space(tokenizer: PreTrainedTokenizerBase) -> bool:
     """Whether a leading space changes how the first word is tokenized.
 
     True for byte-level BPE tokenizers that do not add the space themselves (GPT-2,
-    RoBERTa, BART); False for WordPiece and SentencePiece tokenizers.
+    RoBERTa, BART): the space joins the word's first token. False for WordPiece and
+    SentencePiece tokenizers, which drop the space or add one themselves, and for byte and
+    character tokenizers (ByT5), which read it as a token of its own before the word's
+    unchanged tokens: bert_score adds no space for any of these.
     """
-    return tokenizer.tokenize(_PREFIX_PROBE) != tokenizer.tokenize(" " + _PREFIX_PROBE)
+    word = tokenizer.tokenize(_PREFIX_PROBE)
+    spaced = tokenizer.tokenize(" " + _PREFIX_PROBE)
+    return spaced != word and spaced[len(spaced) - len(word) :] != word
 
 
 class TextEncoder:
