@@ -179,6 +179,8 @@ def test_find_single_number_needs_exactly_one(text):
         "1e10000",
         "1e99999-x",
         "It was 1e99999 tonnes.",
+        "1e-12345",  # nor its exponent: not 12345
+        "The rate is 2.5E+12345 per year.",
         "1_000",  # an underscore separates, as a space does: not 1000, and not 1
         "about 1_000 sites",
         "1920x1080",  # a size or product is not its first factor with a unit "x1080"

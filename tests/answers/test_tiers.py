@@ -56,7 +56,14 @@ def test_different_numbers_do_not_match_as_text(matcher, output, reference):
 
 @pytest.mark.parametrize(
     ("output", "reference"),
-    [("1e99999", "1"), ("1e10000", "1"), ("1_000", "1"), ("1920x1080", "1920"), ("0x10", "0")],
+    [
+        ("1e99999", "1"),
+        ("1e10000", "1"),
+        ("1e-12345", "12345"),
+        ("1_000", "1"),
+        ("1920x1080", "1920"),
+        ("0x10", "0"),
+    ],
 )
 def test_a_number_that_cannot_be_read_in_full_is_not_its_first_digits(matcher, output, reference):
     result = matcher.match(output, reference, answer_format="Float")

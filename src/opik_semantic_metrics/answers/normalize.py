@@ -240,8 +240,9 @@ _WHOLE_NUMBER = re.compile(
 )
 _PERCENT_WORD = re.compile(r"\s*(?:%|percent\b|per cent\b|pct\b)")
 _SCALE_WORD = re.compile(r"\s*(?P<scale>thousand|million|billion|bn|trillion)\b")
+# Nor is a number the exponent of one whose exponent is too long ("1e-12345": not 12345).
 _NUMBER_IN_TEXT = re.compile(
-    rf"(?<![\w.,])(?P<sign>[-+])?{_MANTISSA_AND_EXPONENT}"
+    rf"(?<![\w.,])(?<!\de[-+])(?P<sign>[-+])?{_MANTISSA_AND_EXPONENT}"
     rf"(?P<scale>\s*(?:thousand|million|billion|bn|trillion)\b)?"
     rf"(?P<percent>\s*(?:%|percent\b|per cent\b|pct\b))?"
 )
