@@ -45,8 +45,8 @@ def test_texts_pass_unless_they_hold_an_unpaired_surrogate():
 
 
 def test_a_reference_is_a_text_or_a_non_empty_list_of_texts():
-    assert reference_texts("A cat.", 0) == ["A cat."]
-    assert reference_texts(("A cat.", ""), 3) == ["A cat.", ""]
+    assert reference_texts("A cat.", "reference 0") == ["A cat."]
+    assert reference_texts(("A cat.", ""), "reference 3") == ["A cat.", ""]
     for reference, message in [
         ([], "reference 4 to be a string or a non-empty list of strings, got list"),
         (None, "reference 4 to be a string or a non-empty list of strings, got NoneType"),
@@ -54,7 +54,7 @@ def test_a_reference_is_a_text_or_a_non_empty_list_of_texts():
         (["a", "\ud800"], "reference 4 to be valid Unicode text"),
     ]:
         with pytest.raises(InputError, match=message):
-            reference_texts(reference, 4)
+            reference_texts(reference, "reference 4")
 
 
 @pytest.mark.parametrize(
@@ -70,7 +70,7 @@ def test_binary_data_is_not_a_list_of_texts(reference, kind):
         InputError,
         match=rf"Expected reference 0 to be a string or a non-empty list of strings, got {kind}\.",
     ):
-        reference_texts(reference, 0)
+        reference_texts(reference, "reference 0")
     with pytest.raises(InputError, match=rf"Expected `references` to be a list, got {kind}\."):
         as_list(reference, "references")
 
@@ -83,3 +83,9 @@ def test_pairs_are_checked_as_lists_of_equal_length_then_item_by_item():
         check_pairs(["a", None], ["a", "b"])
     with pytest.raises(InputError, match="reference 1 to be valid Unicode text"):
         check_pairs(["a", "b"], ["a", "b\udcff"])
+    # One item (a metric's score() call) is not numbered: every failed item of an Opik
+    # run would read "candidate 0".
+    with pytest.raises(InputError, match="Expected the candidate to be a string, got NoneType"):
+        check_pairs([None], ["a"])
+    with pytest.raises(InputError, match="Expected the reference to be a string or a non-empty"):
+        check_pairs(["a"], [[]])

@@ -91,20 +91,35 @@ def check_text(value: object, what: str) -> str:
     return value
 
 
-def reference_texts(reference: object, index: int) -> list[str]:
+def item_name(kind: str, index: int, count: int) -> str:
+    """How an error names one of ``count`` items: ``"candidate 3"``, or ``"the candidate"``
+    where it is the only one.
+
+    A metric's ``score()`` checks its one item as a list of one: with the index, every item
+    that failed in an Opik run would be named "0".
+
+    Example:
+        >>> item_name("candidate", 3, 10), item_name("candidate", 0, 1)
+        ('candidate 3', 'the candidate')
+    """
+    return f"{kind} {index}" if count > 1 else f"the {kind}"
+
+
+def reference_texts(reference: object, what: str) -> list[str]:
     """One item's reference as a list of texts: a string alone, or a non-empty list of
     strings.
 
     Raises:
         InputError: Anything else (bytes included: a reference is text, and bytes are
-            not a list of texts), naming the item's index and the type found.
+            not a list of texts), naming the item (``what``: ``"reference 3"``) and the
+            type found.
 
     Example:
-        >>> reference_texts("A cat.", 0), reference_texts(["A cat.", "A kitten."], 1)
-        (['A cat.'], ['A cat.', 'A kitten.'])
+        >>> reference_texts(["A cat.", "A kitten."], "reference 1")
+        ['A cat.', 'A kitten.']
     """
     if isinstance(reference, str):
-        return [check_text(reference, f"reference {index}")]
+        return [check_text(reference, what)]
     if (
         isinstance(reference, Sequence)
         and not isinstance(reference, _NOT_LISTS)
@@ -112,12 +127,10 @@ def reference_texts(reference: object, index: int) -> list[str]:
     ):
         kinds = sorted({type(part).__name__ for part in reference if not isinstance(part, str)})
         if kinds:
-            raise InputError(
-                f"Expected reference {index} to hold only strings, found {', '.join(kinds)}."
-            )
-        return [check_text(part, f"reference {index}") for part in reference]
+            raise InputError(f"Expected {what} to hold only strings, found {', '.join(kinds)}.")
+        return [check_text(part, what) for part in reference]
     raise InputError(
-        f"Expected reference {index} to be a string or a non-empty list of strings, "
+        f"Expected {what} to be a string or a non-empty list of strings, "
         f"got {type(reference).__name__}."
     )
 
@@ -140,6 +153,13 @@ def check_pairs(candidates: object, references: object) -> tuple[list[str], list
             f"Expected as many references as candidates, got {len(reference_list)} references "
             f"for {len(candidate_list)} candidates."
         )
-    checked = [check_text(text, f"candidate {index}") for index, text in enumerate(candidate_list)]
-    groups = [reference_texts(reference, index) for index, reference in enumerate(reference_list)]
+    count = len(candidate_list)
+    checked = [
+        check_text(text, item_name("candidate", index, count))
+        for index, text in enumerate(candidate_list)
+    ]
+    groups = [
+        reference_texts(reference, item_name("reference", index, count))
+        for index, reference in enumerate(reference_list)
+    ]
     return checked, groups

@@ -141,9 +141,9 @@ def test_xcomet_scores_items_with_and_without_reference_in_one_batch():
     [
         ("a source", ["a"], ["b"], "`sources` to be a list"),
         (["a", "b"], ["a"], ["b"], "as many sources as translations"),
-        (["a"], [None], ["b"], "translation 0 to be a string, got NoneType"),
-        ([3], ["a"], ["b"], "source 0 to be a string, got int"),
-        (["a"], ["b"], [["c"]], "reference 0 to be a string or None, got list"),
+        (["a"], [None], ["b"], "the translation to be a string, got NoneType"),
+        ([3], ["a"], ["b"], "the source to be a string, got int"),
+        (["a"], ["b"], [["c"]], "the reference to be a string or None, got list"),
         (["a"], ["b"], ["c", "d"], "as many references as translations"),
         (["a"], ["b"], "c", "`references` to be a list"),
     ],
@@ -160,7 +160,7 @@ def test_empty_lists_and_bad_batch_sizes():
 
 
 def test_score_one_checks_input_in_the_callers_thread():
-    with pytest.raises(InputError, match="source 0 to be a string"):
+    with pytest.raises(InputError, match="the source to be a string"):
         _engine("xcomet").score_one(None, "text")  # type: ignore[arg-type]
 
 

@@ -187,18 +187,18 @@ def test_empty_reference_scores_zero(metric):
 @pytest.mark.parametrize(
     ("output", "reference", "message"),
     [
-        (None, "ref", "candidate 0 to be a string, got NoneType"),
+        (None, "ref", "the candidate to be a string, got NoneType"),
         (42, "ref", "got int"),
         (3.5, "ref", "got float"),
         (["a", "b"], "ref", "got list"),
-        ("out", None, "reference 0 to be a string or a non-empty list"),
+        ("out", None, "the reference to be a string or a non-empty list"),
         ("out", [], "non-empty list of strings"),
         ("out", ["fine", None], "only strings, found NoneType"),
         ("out", 7, "non-empty list"),
         # An unpaired surrogate (text decoded with errors="surrogateescape"): tokenizers
         # cannot read it.
-        ("a \udcff b", "ref", "candidate 0 to be valid Unicode text"),
-        ("out", ["fine", "\ud800"], "reference 0 to be valid Unicode text"),
+        ("a \udcff b", "ref", "the candidate to be valid Unicode text"),
+        ("out", ["fine", "\ud800"], "the reference to be valid Unicode text"),
     ],
 )
 def test_bad_input_raises_metric_computation_error(metric, output, reference, message):
@@ -230,9 +230,9 @@ def test_bad_lists_for_score_batch_raise_metric_computation_error(
         ("A dog runs.", "`references` to be a list, got str"),
         (None, "`references` to be a list, got NoneType"),
         ([], "at least one reference"),
-        ([1], "reference 0 to be a string or a non-empty list of strings, got int"),
+        ([1], "the reference to be a string or a non-empty list of strings, got int"),
         (["a", None], "reference 1 to be a string or a non-empty list of strings"),
-        ([["a", 2]], "reference 0 to hold only strings, found int"),
+        ([["a", 2]], "the reference to hold only strings, found int"),
     ],
 )
 def test_bad_idf_corpus_raises_metric_computation_error(references, message):

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import opik
 import pytest
-from opik.exceptions import MetricComputationError
+from opik.exceptions import MetricComputationError, ScoreMethodMissingArguments
 from scipy import stats as scipy_stats
 
 from opik_semantic_metrics import COMET
@@ -145,26 +145,66 @@ def test_batch_size_reaches_the_engine(monkeypatch):
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({"input": None, "output": "Ein Text.", "reference": "Text."}, "source 0 to be a string"),
+        ({"input": None, "output": "Ein Text.", "reference": "Text."}, "the source to be a string"),
         ({"input": 12, "output": "Ein Text.", "reference": "Text."}, "got int"),
         ({"input": ["A"], "output": "Ein Text.", "reference": "Text."}, "got list"),
-        ({"input": "A text.", "output": None, "reference": "Text."}, "translation 0"),
+        ({"input": "A text.", "output": None, "reference": "Text."}, "the translation"),
         ({"input": "A text.", "output": 3.5, "reference": "Text."}, "got float"),
         ({"input": "A text.", "output": {"text": "x"}, "reference": "Text."}, "got dict"),
-        ({"input": "A text.", "output": "Ein Text."}, "needs a reference"),
         ({"input": "A text.", "output": "Ein Text.", "reference": None}, "needs a reference"),
         ({"input": "A text.", "output": "Ein Text.", "reference": ["a", "b"]}, "got list"),
         (
             {"input": "A \udcff.", "output": "Ein Text.", "reference": "Text."},
-            "source 0 to be valid",
+            "the source to be valid",
         ),
-        ({"input": "A text.", "output": "Ein \ud800", "reference": "Text."}, "translation 0 to be"),
-        ({"input": "A text.", "output": "Ein Text.", "reference": "\udcff"}, "reference 0 to be"),
+        (
+            {"input": "A text.", "output": "Ein \ud800", "reference": "Text."},
+            "the translation to be",
+        ),
+        ({"input": "A text.", "output": "Ein Text.", "reference": "\udcff"}, "the reference to be"),
     ],
 )
 def test_bad_input_is_a_metric_computation_error(metric, arguments, message):
     with pytest.raises(MetricComputationError, match=message):
         metric.score(**arguments)
+
+
+def test_no_reference_field_stops_an_opik_run_naming_the_field_and_the_mapping(metric):
+    """A dataset whose references are under another name (Opik's own `expected_output`):
+    the run stops at once, as Opik stops it for any metric whose field is missing, rather
+    than failing every item with advice to use a reference-free model."""
+    items = [
+        {"input": s["src"], "expected_output": s["ref"], "translation": s["mt"]}
+        for s in SEGMENTS[:3]
+    ]
+    with pytest.raises(ScoreMethodMissingArguments, match=r"\['reference'\].*scoring_key_mapping"):
+        opik.evaluate_on_dict_items(
+            items=items,
+            task=lambda item: {"output": item["translation"]},
+            scoring_metrics=[metric],
+        )
+    mapped = opik.evaluate_on_dict_items(
+        items=items,
+        task=lambda item: {"output": item["translation"]},
+        scoring_metrics=[metric],
+        scoring_key_mapping={"reference": "expected_output"},
+    )
+    expected = _oracle("regression-xlmr")[:3]
+    values = sorted(
+        (test.test_case.dataset_item_id, test.score_results[0].value)
+        for test in mapped.test_results
+    )
+    assert [value for _, value in values] == pytest.approx(expected, abs=1e-5)
+    with pytest.raises(ScoreMethodMissingArguments, match=r"available keys.*'input', 'output'"):
+        metric.score(input="A text.", output="Ein Text.")
+
+
+def test_xcomet_scores_without_a_reference_field_as_without_a_reference(xcomet):
+    segment = SEGMENTS[3]
+    absent = xcomet.score(input=segment["src"], output=segment["mt"])
+    empty = xcomet.score(input=segment["src"], output=segment["mt"], reference=None)
+    assert absent.value == empty.value
+    assert absent.metadata["used_reference"] is empty.metadata["used_reference"] is False
 
 
 def test_a_reference_free_model_ignores_whatever_reference_it_gets():

@@ -126,19 +126,19 @@ def test_the_same_stop_word_answer_is_identical(metric):
 @pytest.mark.parametrize(
     ("output", "reference", "message"),
     [
-        (None, "ref", "candidate 0 to be a string, got NoneType"),
+        (None, "ref", "the candidate to be a string, got NoneType"),
         (42, "ref", "got int"),
         (3.5, "ref", "got float"),
         (["a", "b"], "ref", "got list"),
         ({"text": "a"}, "ref", "got dict"),
-        ("out", None, "reference 0 to be a string or a non-empty list"),
+        ("out", None, "the reference to be a string or a non-empty list"),
         ("out", [], "non-empty list of strings"),
         ("out", ["fine", None], "only strings, found NoneType"),
         ("out", 7, "got int"),
         # An unpaired surrogate (text decoded with errors="surrogateescape"): tokenizers
         # cannot read it.
-        ("a \udcff b", "ref", "candidate 0 to be valid Unicode text"),
-        ("out", ["fine", "\ud800"], "reference 0 to be valid Unicode text"),
+        ("a \udcff b", "ref", "the candidate to be valid Unicode text"),
+        ("out", ["fine", "\ud800"], "the reference to be valid Unicode text"),
     ],
 )
 def test_bad_input_raises_metric_computation_error(metric, output, reference, message):

@@ -273,9 +273,9 @@ def test_texts_that_cannot_be_scored_get_a_defined_score(engine, output, referen
 @pytest.mark.parametrize(
     ("candidates", "references", "message"),
     [
-        ([None], ["x"], "candidate 0 to be a string, got NoneType"),
+        ([None], ["x"], "the candidate to be a string, got NoneType"),
         ([3], ["x"], "got int"),
-        (["x"], [None], "reference 0 to be a string or a non-empty list"),
+        (["x"], [None], "the reference to be a string or a non-empty list"),
         (["x"], [[]], "non-empty list"),
         (["x"], [["a", 2]], "only strings, found int"),
         (["x", "y"], ["x"], "as many references"),

@@ -43,6 +43,7 @@ from opik_semantic_metrics.inputs import (
     check_pairs,
     check_positive_int,
     check_text,
+    item_name,
     reference_texts,
 )
 from opik_semantic_metrics.models.loading import (
@@ -318,7 +319,11 @@ class BERTScoreEngine:
         if len(items) == 0:
             # Fitted on nothing, every weight would be 0 and every score undefined.
             raise InputError("Expected at least one reference to fit idf on, got none.")
-        corpus = [text for index, item in enumerate(items) for text in reference_texts(item, index)]
+        corpus = [
+            text
+            for index, item in enumerate(items)
+            for text in reference_texts(item, item_name("reference", index, len(items)))
+        ]
         self.idf_table = fit_idf(encoded.ids for encoded in self.text_encoder.encode_many(corpus))
         return self.idf_table
 

@@ -38,7 +38,13 @@ from opik_semantic_metrics.comet.models import (
     load_model,
 )
 from opik_semantic_metrics.errors import InputError
-from opik_semantic_metrics.inputs import as_list, check_positive_int, check_text, is_empty_cell
+from opik_semantic_metrics.inputs import (
+    as_list,
+    check_positive_int,
+    check_text,
+    is_empty_cell,
+    item_name,
+)
 from opik_semantic_metrics.models.loading import resolve_device, resolve_dtype
 from opik_semantic_metrics.models.shared import LoadOnce
 
@@ -119,9 +125,10 @@ def _check_items(
             f"Expected as many sources as translations, got {len(sources)} sources for "
             f"{len(translations)} translations."
         )
+    count = len(translations)
     for name, values in (("source", sources), ("translation", translations)):
         for index, text in enumerate(values):
-            check_text(text, f"{name} {index}")
+            check_text(text, item_name(name, index, count))
     if references is None:
         references = [None] * len(translations)
     # Checked even where the model ignores references: a list of another length is
@@ -140,15 +147,16 @@ def _check_items(
         reference = None if is_empty_cell(reference) else reference
         if reference is None and needs_reference:
             raise InputError(
-                f"This COMET model needs a reference; item {index} has none. Use a "
-                "reference-free model (e.g. Unbabel/wmt22-cometkiwi-da) to score without one."
+                f"This COMET model needs a reference; {item_name('item', index, count)} has "
+                "none. Use a reference-free model (e.g. Unbabel/wmt22-cometkiwi-da) to score "
+                "without one."
             )
+        what = item_name("reference", index, count)
         if reference is not None and not isinstance(reference, str):
             raise InputError(
-                f"Expected reference {index} to be a string or None, "
-                f"got {type(reference).__name__}."
+                f"Expected {what} to be a string or None, got {type(reference).__name__}."
             )
-        checked.append(None if reference is None else check_text(reference, f"reference {index}"))
+        checked.append(None if reference is None else check_text(reference, what))
     return checked
 
 

@@ -12,10 +12,15 @@ Bad input, by design:
 - ``input`` or ``output`` that is not a string (``None``, numbers, lists):
   ``MetricComputationError`` naming the type; Opik marks that item's score as failed,
   leaves it out of averages, and the run goes on.
-- no ``reference`` (or ``None``) with a model that needs one (``wmt22-comet-da`` and every
-  regression model): the same error, saying so. A reference-free model (COMETKiwi, QE
-  models) ignores ``reference`` whatever it is; XCOMET uses it when given and scores
-  without it (quality estimation) when it is missing or ``None``.
+- a ``reference`` of ``None`` (an empty cell) with a model that needs one
+  (``wmt22-comet-da`` and every regression model): the same error, saying so.
+- no ``reference`` field at all, with a model that needs one: Opik's
+  ``ScoreMethodMissingArguments``, naming ``reference`` and ``scoring_key_mapping``, which
+  stops the run at its first item, as Opik does for a metric whose field is missing:
+  such a dataset nearly always names its references otherwise (``expected_output``).
+  A reference-free model (COMETKiwi, QE models) ignores ``reference`` whatever it is;
+  XCOMET uses it when given and scores without it (quality estimation) when it is
+  missing or ``None``.
 - a ``reference`` that is given but not a string, for a model that reads references: the
   same error.
 - empty or whitespace-only texts: scored as COMET scores them (the model sees only its
@@ -31,6 +36,7 @@ from typing import Any
 
 import torch
 from opik.evaluation.metrics import base_metric, score_result
+from opik.exceptions import ScoreMethodMissingArguments
 
 from opik_semantic_metrics.comet.checkpoint import DEFAULT_MODEL
 from opik_semantic_metrics.comet.engine import FAITHFUL_TO_COMET, CometEngine, CometResult
@@ -38,6 +44,17 @@ from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.metrics.corpus import system_score_function
 from opik_semantic_metrics.metrics.failure import metric_failure
 from opik_semantic_metrics.models.loading import dtype_name
+
+
+class _NoReferenceField:
+    """``reference``'s default: the dataset item has no such field (``None`` is a field
+    whose cell is empty)."""
+
+    def __repr__(self) -> str:
+        return "<no reference field>"
+
+
+_NO_REFERENCE_FIELD: Any = _NoReferenceField()
 
 
 class COMET(base_metric.BaseMetric):
@@ -89,14 +106,19 @@ class COMET(base_metric.BaseMetric):
         self.engine = CometEngine(model, device=device, dtype=dtype, batch_size=batch_size)
 
     def score(
-        self, input: str, output: str, reference: str | None = None, **ignored_kwargs: Any
+        self,
+        input: str,
+        output: str,
+        reference: str | None = _NO_REFERENCE_FIELD,
+        **ignored_kwargs: Any,
     ) -> score_result.ScoreResult:
         """Score one translation; concurrent calls from Opik's threads share forward passes.
 
         Args:
             input: The source text.
             output: The translation to evaluate.
-            reference: The reference translation; ignored by reference-free models.
+            reference: The reference translation; ignored by reference-free models, and
+                optional for XCOMET.
             **ignored_kwargs: Other dataset fields, ignored.
 
         Returns:
@@ -104,9 +126,16 @@ class COMET(base_metric.BaseMetric):
             (word-level models such as XCOMET) the error spans in ``metadata``.
 
         Raises:
-            MetricComputationError: A non-string text, or no reference for a model that
-                needs one.
+            MetricComputationError: A non-string text, or a ``None`` reference for a model
+                that needs one.
+            ScoreMethodMissingArguments: No ``reference`` at all for a model that needs one.
         """
+        if reference is _NO_REFERENCE_FIELD:
+            if self.engine.requires_references:
+                raise ScoreMethodMissingArguments(
+                    self.name, ["reference"], ["input", "output", *ignored_kwargs]
+                )
+            reference = None
         try:
             result = self.engine.score_one(input, output, reference)
         except InputError as error:

@@ -69,7 +69,13 @@ from opik_semantic_metrics.batching.lengths import padded_batch
 from opik_semantic_metrics.batching.memory import HalvingBatchSize
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.errors import InputError
-from opik_semantic_metrics.inputs import as_list, check_pairs, check_positive_int, reference_texts
+from opik_semantic_metrics.inputs import (
+    as_list,
+    check_pairs,
+    check_positive_int,
+    item_name,
+    reference_texts,
+)
 from opik_semantic_metrics.models.loading import LoadedEncoder, load_encoder
 from opik_semantic_metrics.models.long_texts import (
     leading_part,
@@ -207,13 +213,13 @@ def _unscored(status: Status) -> SemanticMatchResult:
     )
 
 
-def reference_text(reference: object, index: int) -> str:
+def reference_text(reference: object, what: str) -> str:
     """One reference as a string: a string as is, a non-empty list of strings joined.
 
     Raises:
-        InputError: Anything else, naming the item's index and the type found.
+        InputError: Anything else, naming the item (``what``) and the type found.
     """
-    return LIST_SEPARATOR.join(reference_texts(reference, index))
+    return LIST_SEPARATOR.join(reference_texts(reference, what))
 
 
 def _check_pairs(candidates: object, references: object) -> tuple[list[str], list[str]]:
@@ -518,7 +524,10 @@ class SemanticMatchEngine:
         corpus = as_list(references, "references")
         if len(corpus) == 0:
             raise InputError("Expected at least one reference to fit on, got none.")
-        texts = [reference_text(reference, index) for index, reference in enumerate(corpus)]
+        texts = [
+            reference_text(reference, item_name("reference", index, len(corpus)))
+            for index, reference in enumerate(corpus)
+        ]
         token_ids = self._tokenize(texts, add_special_tokens=False, verbose=False)["input_ids"]
         idf = SmoothedIdf.fit(token_ids)
         if self.fixed_baseline is not None:

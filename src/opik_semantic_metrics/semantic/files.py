@@ -105,7 +105,7 @@ def read_answer_file(path: str | Path) -> AnswerFile:
             )
     for index, reference in enumerate(inputs):
         try:
-            reference_text(reference, index)
+            reference_text(reference, f"reference {index}")
         except InputError as error:
             raise InputError(f"{path.name}: {error}") from error
     references = tuple(item if isinstance(item, str) else tuple(item) for item in inputs)
