@@ -83,6 +83,9 @@ CORPUS = (
     "Good morning, everyone!",
 )
 
+#: The size of every tiny T5.
+_TINY_T5 = {"d_model": 32, "d_kv": 16, "d_ff": 64, "num_layers": 2, "num_heads": 2}
+
 _ROBERTA_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>", "<|endoftext|>"]
 _BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -324,16 +327,7 @@ def build_tiny_t5(directory: str | Path) -> Path:
     from transformers import T5Config, T5Model
 
     return _over_tiny_bert_tokenizer(
-        directory,
-        T5Model,
-        T5Config,
-        d_model=32,
-        d_kv=16,
-        d_ff=64,
-        num_layers=2,
-        num_heads=2,
-        pad_token_id=0,
-        decoder_start_token_id=0,
+        directory, T5Model, T5Config, **_TINY_T5, pad_token_id=0, decoder_start_token_id=0
     )
 
 
@@ -354,11 +348,7 @@ def build_tiny_byt5(directory: str | Path) -> Path:
     tokenizer.save_pretrained(directory)
     config = T5Config(
         vocab_size=len(tokenizer),
-        d_model=32,
-        d_kv=16,
-        d_ff=64,
-        num_layers=2,
-        num_heads=2,
+        **_TINY_T5,
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
         decoder_start_token_id=tokenizer.pad_token_id,
