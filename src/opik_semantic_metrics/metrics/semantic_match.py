@@ -16,7 +16,8 @@ Bad input, by design:
 - an empty or whitespace-only ``output`` or ``reference``, or one with nothing left
   after removing stop words and punctuation: 0.0, with the reason stated in ``reason``
   and ``metadata["status"]``; two stop-word-only answers with the same words ("No." and
-  "no") are identical answers and score 1.0.
+  "no") are identical answers and score 1.0, but punctuation and symbols alone ("?",
+  "✓") are no words, and score 0.0 even against themselves.
 - a text none of whose words the model knows (only [UNK] tokens): 0.0 likewise, and 1.0
   when output and reference are the same such text.
 - a text longer than the model's limit (256 tokens for all-MiniLM-L6-v2): cut, as
@@ -64,7 +65,8 @@ class SemanticMatch(base_metric.BaseMetric):
     the texts without stop words, sentence embedding of the raw texts rescaled by a
     baseline of unrelated pairs) are weighted, rescaled past a floor and snapped to 1
     near the top; see :mod:`opik_semantic_metrics.semantic.combine` for the formula.
-    Identical answers score 1.0 and unrelated ones 0.0.
+    Identical answers score 1.0 and unrelated ones 0.0; a text of punctuation or symbols
+    alone ("?", "✓") is no answer and scores 0.0, even against itself.
 
     Call :meth:`fit` (or :meth:`fit_from_dataset`) on the dataset's references first:
     it weighs rare word pieces more (idf) and measures the paragraph baseline. Without
