@@ -156,10 +156,12 @@ def test_not_one_number(text):
     ("text", "expected"),
     [
         ("The share is 82 percent.", "82%"),
-        ("Emissions were 3,420 tonnes", "3420"),
+        ("Emissions were 3,420 tonnes", "3420 tonnes"),
         ("about -2.5", "-2.5"),
         ("It rose to 1.2e3 in total.", "1200"),
-        ("19.5 million tonnes", "19500000"),
+        ("19.5 million tonnes", "19500000 tonnes"),
+        ("It weighs 12 kg of flour.", "12 kg"),  # the unit ends at a stop word
+        ("The change was -$5 million.", "-5000000 $"),
         ("CO2 intensity 0.4", "0.4"),  # the 2 of CO2 is part of a word
     ],
 )
@@ -167,7 +169,20 @@ def test_find_single_number(text, expected):
     assert str(find_single_number(text)) == expected
 
 
-@pytest.mark.parametrize("text", ["no number here", "In 2019 and 2020", "1.2.3", ""])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "no number here",
+        "In 2019 and 2020",
+        "1.2.3",
+        "",
+        # A bound or a negation is not the number.
+        "Not 5.",
+        "It is less than 5.",
+        "at least 3 sites",
+        "82% or more of sites",
+    ],
+)
 def test_find_single_number_needs_exactly_one(text):
     assert find_single_number(text) is None
 

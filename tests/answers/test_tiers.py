@@ -55,6 +55,33 @@ def test_different_numbers_do_not_match_as_text(matcher, output, reference):
 
 
 @pytest.mark.parametrize(
+    ("output", "reference", "matched"),
+    [
+        # A sentence's number keeps its unit, currency and sign: they must agree.
+        ("It weighs 12 kg.", "12 t", False),
+        ("Answer: 12 t", "12 kg", False),
+        ("The cost was €5.", "$5", False),
+        ("Revenue was 5 million euros.", "$5 million", False),
+        ("The change was -$5 million.", "$5 million", False),
+        ("It weighs 12 kg.", "12 kg", True),
+        ("The answer is 12.", "12 kg", True),  # a dropped unit, as in a short answer
+        ("It cost $5 in total.", "$5", True),
+        ("About 82 percent of sites were audited.", "82%", True),
+        # A bound or a negation is not the number.
+        ("Not 5", "5", False),
+        ("It is less than 5.", "5", False),
+        ("82% or more", "82%", False),
+        ("There were at least 3 sites.", "3", False),
+    ],
+)
+def test_a_number_in_a_sentence_is_read_with_its_unit_and_bounds(
+    matcher, output, reference, matched
+):
+    result = matcher.match(output, reference, answer_format="Float")
+    assert result.matched is matched, result.reason
+
+
+@pytest.mark.parametrize(
     ("output", "reference"),
     [
         ("1e99999", "1"),
@@ -533,3 +560,12 @@ def test_megabyte_list_text_is_flagged_not_read(matcher):
 def test_deeply_nested_list_text_is_flagged_not_read(matcher):
     result = matcher.match("[" * 10_000 + "]" * 10_000, "['a']", answer_format="List")
     assert "list_too_deep" in result.flags and not result.matched
+
+
+def test_the_number_read_from_a_sentence_is_reported(matcher):
+    result = matcher.match("It weighs 12 kg.", "12 kg", answer_format="Float")
+    assert (result.matched, result.output_number, result.reference_number) == (
+        True,
+        "12 kg",
+        "12 kg",
+    )

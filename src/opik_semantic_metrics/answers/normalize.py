@@ -56,6 +56,8 @@ import unicodedata
 from dataclasses import dataclass
 from decimal import Context, Decimal
 
+from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
+
 #: Private-use characters that stand in for kept signs and decimal points while the
 #: other punctuation is removed; they are deleted from the input first.
 _KEPT_MINUS = "\ue000"
@@ -211,6 +213,11 @@ MAX_NUMBER_TEXT = 120
 _NOT_A_UNIT = frozenset(
     {"and", "or", "to", "than", "more", "less", "between", "vs", "versus", "not", "no", "nor"}
 )
+#: Words just before a number that make a sentence bound or negate it, not state it.
+_BOUNDS_BEFORE = frozenset(
+    {"not", "no", "nor", "never", "than", "least", "most", "over", "under", "above", "below"}
+    | {"fewer", "greater", "exceeding", "exceeds", "beyond", "except"}
+)
 _SCALES = {
     "thousand": Decimal(10) ** 3,
     "million": Decimal(10) ** 6,
@@ -242,7 +249,7 @@ _PERCENT_WORD = re.compile(r"\s*(?:%|percent\b|per cent\b|pct\b)")
 _SCALE_WORD = re.compile(r"\s*(?P<scale>thousand|million|billion|bn|trillion)\b")
 # Nor is a number the exponent of one whose exponent is too long ("1e-12345": not 12345).
 _NUMBER_IN_TEXT = re.compile(
-    rf"(?<![\w.,])(?<!\de[-+])(?P<sign>[-+])?{_MANTISSA_AND_EXPONENT}"
+    rf"(?<![\w.,])(?<!\de[-+])(?P<sign>[-+])?(?P<currency>{_CURRENCY})?{_MANTISSA_AND_EXPONENT}"
     rf"(?P<scale>\s*(?:thousand|million|billion|bn|trillion)\b)?"
     rf"(?P<percent>\s*(?:%|percent\b|per cent\b|pct\b))?"
 )
@@ -356,19 +363,28 @@ def is_number_word(word: str) -> bool:
 
 
 def find_single_number(text: str) -> ParsedNumber | None:
-    """The only number in a longer text (with its percent and scale words), else ``None``.
+    """The only number in a longer text, with what it is a number of, else ``None``.
 
-    Used for ``Int`` and ``Float`` answers given as a sentence. Units after the number
-    are not read: the number is compared as a bare number.
+    Used for ``Int`` and ``Float`` answers given as a sentence. Read with the number: a
+    sign and currency symbol before it, percent and scale words after it, and as its unit
+    the words that follow up to the first stop word (at most three: "12 kg of flour" is
+    12 kg, "12 sites were audited" 12 sites), so that a unit, as in a short answer, must
+    agree with the reference's. A number that a sentence bounds or negates ("not 5", "less
+    than 5", "at least 5", "82% or more") is not its answer: ``None``.
 
     Example:
         >>> str(find_single_number("About 82 percent of sites were audited."))
         '82%'
+        >>> str(find_single_number("It weighs 12 kg."))
+        '12 kg'
         >>> find_single_number("In 2020, 82% of sites were audited.") is None
         True
+        >>> find_single_number("It is less than 5.") is None
+        True
     """
+    text = prepare(text)
     found = None
-    for candidate in _NUMBER_IN_TEXT.finditer(prepare(text)):
+    for candidate in _NUMBER_IN_TEXT.finditer(text):
         if found is not None:
             return None
         found = candidate
@@ -379,7 +395,19 @@ def find_single_number(text: str) -> ParsedNumber | None:
         return None
     if found["scale"]:
         value = _DECIMAL_CONTEXT.multiply(value, _SCALES[found["scale"].strip()])
-    return ParsedNumber(value, percent=bool(found["percent"]))
+    before = normal_forms(text[: found.start()]).joined.split()[-2:]
+    after = normal_forms(text[found.end() :]).joined.split()
+    if _BOUNDS_BEFORE.intersection(before) or _NOT_A_UNIT.intersection(after[:1]):
+        return None
+    unit_words = []
+    for word in after[:3]:
+        # NLTK's list holds the letters of contractions ("t", "s", "m", "d"): as units
+        # they are tonnes, seconds, metres and days.
+        if (len(word) > 1 and word in ENGLISH_STOP_WORDS) or is_number_word(word):
+            break
+        unit_words.append(word)
+    unit = " ".join([*([found["currency"]] if found["currency"] else []), *unit_words])
+    return ParsedNumber(value, percent=bool(found["percent"]), unit=unit)
 
 
 def numbers_match(

@@ -224,6 +224,8 @@ class _Outcome:
     flags: list[str] = field(default_factory=list)
     ordered: bool | None = None
     semantic_score: float | None = None
+    #: The number an Int or Float output given as a sentence was read as.
+    sentence_number: ParsedNumber | None = None
 
 
 class AnswerMatcher:
@@ -433,7 +435,7 @@ class AnswerMatcher:
             return None
         number = answer.number
         if number is None and answer_format in ("Int", "Float"):
-            number = find_single_number(answer.text)
+            number = outcome.sentence_number = find_single_number(answer.text)
         if number is None:
             if answer_format in ("Int", "Float"):
                 outcome.notes.append("the output holds no single number to compare")
@@ -597,7 +599,8 @@ class AnswerMatcher:
             reason=reason,
             output_normalized=answer.forms.joined if answer is not None else "",
             reference_normalized=gold.forms.joined if gold is not None else "",
-            output_number=_number_text(answer),
+            output_number=_number_text(answer)
+            or (None if outcome.sentence_number is None else str(outcome.sentence_number)),
             reference_number=_number_text(gold),
             ordered=outcome.ordered,
             semantic_score=outcome.semantic_score,
