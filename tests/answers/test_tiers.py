@@ -569,3 +569,18 @@ def test_the_number_read_from_a_sentence_is_reported(matcher):
         "12 kg",
         "12 kg",
     )
+
+
+@pytest.mark.parametrize(
+    ("output", "reference", "matched"),
+    [
+        ("25 degrees Celsius", "25°C", True),
+        ("50 per cent", "50%", True),
+        # A unit's spelling is read as the unit only after a number.
+        ("Celsius", "C", False),
+        ("Fahrenheit", "F", False),
+        ("Vitamin Celsius", "Vitamin C", False),
+    ],
+)
+def test_unit_spellings_are_units_only_after_a_number(matcher, output, reference, matched):
+    assert matcher.match(output, reference, answer_format="Str").matched is matched

@@ -21,8 +21,8 @@ Text normal form (:func:`normal_forms`), in this order:
    ``"€5"`` stay different);
 6. a number is split from a word or symbol glued after it (``"12kWh"`` -> ``"12 kwh"``,
    ``"82%"`` -> ``"82 %"``, ``"CO2e"`` -> ``"co2 e"``, the same on both sides) and a
-   symbol from what follows it (``"$5"`` -> ``"$ 5"``); units spelled out are written
-   one way (:data:`UNIT_SPELLINGS`: ``"percent"`` and ``"per cent"`` -> ``"%"``,
+   symbol from what follows it (``"$5"`` -> ``"$ 5"``); units spelled out after a number
+   are written one way (:data:`UNIT_SPELLINGS`: ``"percent"`` and ``"per cent"`` -> ``"%"``,
    ``"degrees Celsius"`` -> ``"c"``, ``"kilowatt hours"`` -> ``"kwh"``);
 7. whitespace collapsed, and a leading article (``the``, ``a``, ``an``) dropped when a
    word of two or more characters follows it (the SQuAD v1.1 evaluation script drops
@@ -126,8 +126,11 @@ _UNIT_CANONICAL = {
 }
 # A text without any of these cannot hold a unit spelling: the pass is skipped.
 _UNIT_HINTS = ("per", "pct", "deg", "celsius", "fahrenheit", "watt")
+# Only after a number: "Celsius" alone is a name, and "C" an option letter or a vitamin.
 _UNIT_SPELLING = re.compile(
-    r"\b(?:" + "|".join(map(re.escape, sorted(_UNIT_CANONICAL, key=len, reverse=True))) + r")\b"
+    r"(?<=\d )(?:"
+    + "|".join(map(re.escape, sorted(_UNIT_CANONICAL, key=len, reverse=True)))
+    + r")\b"
 )
 
 
