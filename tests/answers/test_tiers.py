@@ -584,3 +584,21 @@ def test_the_number_read_from_a_sentence_is_reported(matcher):
 )
 def test_unit_spellings_are_units_only_after_a_number(matcher, output, reference, matched):
     assert matcher.match(output, reference, answer_format="Str").matched is matched
+
+
+@pytest.mark.parametrize(
+    ("output", "reference", "matched"),
+    [
+        ("3/4", "3 / 4", True),
+        ("½", "1/2", True),
+        ("3-4", "3 4", True),  # a hyphen between digits separates, as a space does
+        # An operator between digits is part of the answer.
+        ("3-4", "3/4", False),
+        ("2+3", "2-3", False),
+        ("10-2", "10²", False),
+        ("½", "1-2", False),
+        ("3:1", "3-1", False),
+    ],
+)
+def test_operators_between_digits_are_kept(matcher, output, reference, matched):
+    assert matcher.match(output, reference, answer_format="Str").matched is matched

@@ -18,7 +18,9 @@ Text normal form (:func:`normal_forms`), in this order:
    not after a letter (``"12.8"``, ``".5"``) is a decimal point and is kept; every other
    punctuation mark separates words, except ``%`` and the currency signs (all of
    Unicode's, :data:`CURRENCY_SIGNS`), which are kept as words (so ``"$5"`` and
-   ``"€5"`` stay different);
+   ``"€5"`` stay different), and ``/``, ``+``, ``:`` and ``^`` between digits, which are
+   kept as words too (``"3/4"`` -> ``"3 / 4"``: a fraction is not the range ``"3-4"``,
+   nor ``"2+3"`` ``"2-3"``, nor ``"10²"`` ``"10-2"``);
 6. a number is split from a word or symbol glued after it (``"12kWh"`` -> ``"12 kwh"``,
    ``"82%"`` -> ``"82 %"``, ``"CO2e"`` -> ``"co2 e"``, the same on both sides) and a
    symbol from what follows it (``"$5"`` -> ``"$ 5"``); units spelled out after a number
@@ -64,15 +66,22 @@ _KEPT_MINUS = "\ue000"
 _KEPT_POINT = "\ue001"
 #: Marks a joining hyphen until the two forms are cut from one normalised text.
 _JOINER = "\ue002"
+#: Stand-ins for the operators kept between digits ("3/4", "2+3", "3:1", "10^2"): they
+#: are what tells a fraction, a sum, a ratio and a power from a range or from each other.
+_KEPT_OPERATORS = {"/": "\ue003", "+": "\ue004", ":": "\ue005", "^": "\ue006"}
+_OPERATOR_BETWEEN_DIGITS = {
+    operator: re.compile(rf"(?<=\d)\s?{re.escape(operator)}\s?(?=\d)")
+    for operator in _KEPT_OPERATORS
+}
 
 _CHARACTER_MAP = str.maketrans(
     {
         **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u0060\u00b4", "'"),
         **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb", '"'),
         **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212", "-"),
-        _KEPT_MINUS: None,
-        _KEPT_POINT: None,
-        _JOINER: None,
+        # Fraction and division slashes: NFKC writes "½" with the first.
+        **dict.fromkeys("\u2044\u2215", "/"),
+        **dict.fromkeys([_KEPT_MINUS, _KEPT_POINT, _JOINER, *_KEPT_OPERATORS.values()]),
     }
 )
 
@@ -101,7 +110,10 @@ _LEADING_SIGN = re.compile(rf"^-\s+(?={_CURRENCY}?\.?\d)")
 _DECIMAL_POINT = re.compile(r"\.(?<![^\W\d_]\.)(?=\d)")
 _JOINING_PERIOD = re.compile(rf"\.(?<={_LETTER}\.)(?={_LETTER})")
 _JOINING_HYPHEN = re.compile(rf"-(?:(?<={_LETTER}-)(?=\w)|(?<=\w-)(?={_LETTER}))")
-_OTHER_PUNCTUATION = re.compile(rf"[^\w\s{_SYMBOLS}{_KEPT_MINUS}{_KEPT_POINT}{_JOINER}]|_")
+_OTHER_PUNCTUATION = re.compile(
+    rf"[^\w\s{_SYMBOLS}{_KEPT_MINUS}{_KEPT_POINT}{_JOINER}{''.join(_KEPT_OPERATORS.values())}]|_"
+)
+_OPERATORS_BACK = str.maketrans({kept: operator for operator, kept in _KEPT_OPERATORS.items()})
 _GLUED = re.compile(
     rf"(?<=\d)(?=[^\W\d_]|[{_SYMBOLS}])|(?<=[{_SYMBOLS}])(?=[\w{_KEPT_MINUS}{_KEPT_POINT}])"
 )
@@ -189,9 +201,13 @@ def normal_forms(text: str) -> NormalForms:
             text = _LEADING_SIGN.sub("-", text)
         text = _SIGN_MINUS.sub(_KEPT_MINUS, text)
         text, hyphens = _JOINING_HYPHEN.subn(_JOINER, text)
+    for operator, pattern in _OPERATOR_BETWEEN_DIGITS.items():
+        if operator in text:
+            text = pattern.sub(f" {_KEPT_OPERATORS[operator]} ", text)
     if _GLUE_HINT.search(text):
         text = _GLUED.sub(" ", text)
     text = _OTHER_PUNCTUATION.sub(" ", text).replace(_KEPT_MINUS, "-").replace(_KEPT_POINT, ".")
+    text = text.translate(_OPERATORS_BACK)
     if not hyphens:
         joined = spaced = _tidy(text)
         return NormalForms(joined, spaced)
