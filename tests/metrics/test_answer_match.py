@@ -139,6 +139,13 @@ def test_bertscore_on_minilm_matches_the_seeds_verbose_answer(bertscore):
         ("Carbon pricing has no effect on the company's revenue.",
          "Carbon pricing increases operating costs", "negation_mismatch"),
         ("not bad", "bad", "negation_mismatch"),
+        # Digits inside words, and numbers the gold lacks (F1 0.80, 0.87, 0.81, 0.88).
+        ("SSP2", "SSP1", "gold_number_missing"),
+        ("Q2", "Q1", "gold_number_missing"),
+        ("Scope2", "Scope1", "gold_number_missing"),
+        ("Scope 1 and Scope 3", "Scope 1", "output_number_extra"),
+        # An option letter (F1 0.56): exactly or not at all.
+        ("B", "A", "single_letter"),
     ],
 )  # fmt: skip
 def test_bertscore_does_not_match_wrong_answers(bertscore, output, gold, flag):
@@ -147,6 +154,10 @@ def test_bertscore_does_not_match_wrong_answers(bertscore, output, gold, flag):
     assert result.value == 0.0
     if flag is None:
         assert result.metadata["semantic_score"] < BERTSCORE_MINILM_F1_THRESHOLD
+    elif flag == "single_letter":
+        assert "single letters is matched exactly" in result.reason
+        assert result.metadata["semantic_score"] is None
+        assert bertscore.score(output=output, reference=gold)[0].value >= 0.5
     else:
         assert flag in result.metadata["flags"] and result.metadata["semantic_score"] is None
 

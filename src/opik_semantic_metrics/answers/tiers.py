@@ -75,7 +75,6 @@ from opik_semantic_metrics.answers.normalize import (
     NormalForms,
     ParsedNumber,
     find_single_number,
-    is_number_word,
     normal_forms,
     number_from_value,
     numbers_match,
@@ -131,6 +130,8 @@ ORDER_WORDS = (
     "chronological",
     "chronologically",
 )
+#: A number in a normal form, alone or inside a word ("scope1", "q2").
+_DIGIT_RUN = re.compile(r"\d+(?:\.\d+)?")
 #: The semantic tier's model-free mode.
 KEYWORDS = "keywords"
 #: Keyword coverage counts the gold's words longer than this (the seed analysis's rule).
@@ -167,7 +168,7 @@ class MatchResult:
         gold_not_answerable: The gold answer is "not answerable".
         flags: Other facts: ``output_missing``, ``output_not_finite``,
             ``list_too_long``, ``list_too_deep``, ``list_too_many_items``,
-            ``negation_mismatch``, ``gold_number_missing``.
+            ``negation_mismatch``, ``gold_number_missing``, ``output_number_extra``.
     """
 
     matched: bool
@@ -503,10 +504,22 @@ class AnswerMatcher:
             outcome.flags.append("negation_mismatch")
             outcome.notes.append("one answer is negated and the other is not")
             return None
-        missing = {word for word in gold_words if is_number_word(word)} - set(answer_words)
+        if all(len(word) == 1 for word in gold_words):
+            # An option letter ("B"): embeddings of two letters say nothing about the answer.
+            outcome.notes.append("a gold of single letters is matched exactly or not at all")
+            return None
+        # Digits inside words count ("SSP1", "Q2"): embeddings barely tell them apart.
+        gold_numbers = set(_DIGIT_RUN.findall(gold.forms.spaced))
+        answer_numbers = set(_DIGIT_RUN.findall(answer.forms.spaced))
+        missing = gold_numbers - answer_numbers
         if missing:
             outcome.flags.append("gold_number_missing")
             outcome.notes.append(f"the output lacks the gold's number(s) {sorted(missing)}")
+            return None
+        extra = answer_numbers - gold_numbers if gold_numbers else set()
+        if extra:
+            outcome.flags.append("output_number_extra")
+            outcome.notes.append(f"the output has number(s) {sorted(extra)} the gold lacks")
             return None
         if self.semantic == KEYWORDS:
             score = keyword_coverage(answer_words, gold_words)
