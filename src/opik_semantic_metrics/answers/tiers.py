@@ -134,7 +134,8 @@ ORDER_WORDS = (
 _DIGIT_RUN = re.compile(r"\d+(?:\.\d+)?")
 #: The semantic tier's model-free mode.
 KEYWORDS = "keywords"
-#: Keyword coverage counts the gold's words longer than this (the seed analysis's rule).
+#: Keyword coverage counts the gold's words at least this long, i.e. longer than 3
+#: characters (the seed analysis's rule).
 KEYWORD_MIN_LENGTH = 4
 _NEGATIONS = frozenset(
     (
