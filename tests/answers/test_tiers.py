@@ -67,6 +67,9 @@ def test_different_numbers_do_not_match_as_text(matcher, output, reference):
         ("The answer is 12.", "12 kg", True),  # a dropped unit, as in a short answer
         ("It cost $5 in total.", "$5", True),
         ("About 82 percent of sites were audited.", "82%", True),
+        ("82 percent of sites", "82%", True),  # a phrase after the number, not a unit
+        ("82% of sites", "82%", True),
+        ("12 in", "12 cm", False),  # one word after the number is its unit
         # A bound or a negation is not the number.
         ("Not 5", "5", False),
         ("It is less than 5.", "5", False),

@@ -366,6 +366,9 @@ def parse_number(text: str) -> ParsedNumber | None:
         word in _NOT_A_UNIT or is_number_word(word) for word in unit_words
     ):
         return None
+    if len(unit_words) > 1 and _is_stop_word(unit_words[0]):
+        # "82% of sites" is a phrase about the number, not a unit: read as a sentence.
+        return None
     currency = found["currency"] or found["currency_after_sign"]
     unit = " ".join([*([currency] if currency else []), *unit_words])
     return ParsedNumber(value, percent=percent is not None, unit=unit)
@@ -379,6 +382,12 @@ def is_number_word(word: str) -> bool:
         (True, False, False)
     """
     return word.lstrip("-").replace(".", "", 1).isdigit()
+
+
+def _is_stop_word(word: str) -> bool:
+    # NLTK's list holds the letters of contractions ("t", "s", "m", "d"): after a number
+    # they are tonnes, seconds, metres and days.
+    return len(word) > 1 and word in ENGLISH_STOP_WORDS
 
 
 def find_single_number(text: str) -> ParsedNumber | None:
@@ -420,9 +429,7 @@ def find_single_number(text: str) -> ParsedNumber | None:
         return None
     unit_words = []
     for word in after[:3]:
-        # NLTK's list holds the letters of contractions ("t", "s", "m", "d"): as units
-        # they are tonnes, seconds, metres and days.
-        if (len(word) > 1 and word in ENGLISH_STOP_WORDS) or is_number_word(word):
+        if _is_stop_word(word) or is_number_word(word):
             break
         unit_words.append(word)
     unit = " ".join([*([found["currency"]] if found["currency"] else []), *unit_words])
