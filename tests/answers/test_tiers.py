@@ -605,3 +605,14 @@ def test_unit_spellings_are_units_only_after_a_number(matcher, output, reference
 )
 def test_operators_between_digits_are_kept(matcher, output, reference, matched):
     assert matcher.match(output, reference, answer_format="Str").matched is matched
+
+
+@pytest.mark.parametrize("gold", ["None", "Not answerable", None])
+def test_the_none_format_marks_a_question_with_no_answer(matcher, gold):
+    declined = matcher.match("Not answerable", gold, answer_format="None")
+    assert declined.matched and declined.gold_not_answerable
+    # (equal texts match at the exact tier before the not-answerable one)
+    assert declined.method == ("exact" if gold == "Not answerable" else "not_answerable")
+    answered = matcher.match("42", gold, answer_format="None")
+    assert not answered.matched
+    assert "the question is not answerable but the output gives an answer" in answered.reason

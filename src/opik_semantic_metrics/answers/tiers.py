@@ -354,7 +354,11 @@ class AnswerMatcher:
         answer_format = check_answer_format(answer_format)
         output, reference = python_value(output), python_value(reference)
         gold = None if _is_missing(reference) else _read_answer(reference, "reference")
-        gold_not_answerable = gold is None or self._is_abstention_phrase(gold)
+        # The "None" format is MMESGBench's mark of a question with no answer, whatever
+        # its gold cell holds ("None", "Not answerable", or left empty).
+        gold_not_answerable = (
+            gold is None or answer_format == "None" or self._is_abstention_phrase(gold)
+        )
         outcome = _Outcome()
         if gold_not_answerable:
             outcome.flags.append("gold_not_answerable")
