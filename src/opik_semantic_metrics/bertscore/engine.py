@@ -487,14 +487,14 @@ class BERTScoreEngine:
         # references are cached, which halves the cache's memory for the same reuse.
         embedded = self._embed(candidates, cached=[reference for _, reference in pairs])
         scores, opposite_signs, matches = self._match_pairs(pairs, embedded)
-        best_of_group: list[int] = []
+        # Per group: its first pair's index and its best reference's place in the group.
+        best_of_group: list[tuple[int, int]] = []
         maxima = []
         start = 0
         for group in reference_lists:
             group_scores = scores[start : start + len(group)]
-            best_of_group.append(
-                start + int(torch.argmax(torch.nan_to_num(group_scores[:, 2], nan=-torch.inf)))
-            )
+            best = int(torch.argmax(torch.nan_to_num(group_scores[:, 2], nan=-torch.inf)))
+            best_of_group.append((start, best))
             # Per column, as bert_score; like bert_score's, torch's max keeps a NaN.
             maxima.append(group_scores.max(dim=0).values)
             start += len(group)
@@ -506,13 +506,12 @@ class BERTScoreEngine:
             best_scores = (best_scores - baseline) / (1 - baseline)
 
         results = []
-        start = 0
-        for candidate, group, best, (precision, recall, f1) in zip(
+        for candidate, group, (start, best), (precision, recall, f1) in zip(
             candidates, reference_lists, best_of_group, best_scores.tolist(), strict=True
         ):
             cand = embedded[candidate]
-            best_reference = embedded[pairs[best][1]]
-            best_match, worst_match = self._explain(cand, best_reference, matches[best])
+            best_reference = embedded[group[best]]
+            best_match, worst_match = self._explain(cand, best_reference, matches[start + best])
             results.append(
                 BERTScoreResult(
                     precision=precision,
@@ -522,15 +521,14 @@ class BERTScoreEngine:
                     reference_truncated=any(embedded[text].encoded.truncated for text in group),
                     candidate_empty=cand.encoded.empty,
                     reference_empty=best_reference.encoded.empty,
-                    opposite_signs=bool(opposite_signs[best]),
-                    best_reference=best - start,
+                    opposite_signs=bool(opposite_signs[start + best]),
+                    best_reference=best,
                     candidate_unknown_tokens=self._unknown_tokens(cand.encoded),
                     reference_unknown_tokens=self._unknown_tokens(best_reference.encoded),
                     best_match=best_match,
                     worst_match=worst_match,
                 )
             )
-            start += len(group)
         return results
 
     def _unknown_tokens(self, encoded: EncodedText) -> int:
