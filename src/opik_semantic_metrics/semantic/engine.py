@@ -23,9 +23,10 @@ much better (Spearman x100 84.89 against 80.19 on dev) and the combined scores a
 
 **Fitting** (:meth:`SemanticMatchEngine.fit`) on a corpus of references computes the
 smoothed idf of every word piece and the paragraph baseline: the mean raw-text cosine of
-100 random pairs of distinct references (seeded), taken as unrelated. Without a fit,
-every piece weighs 1 (the idf of an empty corpus) and the baseline is 0 (no rescaling);
-the result metadata says which applies. The fitted state saves to and loads from JSON.
+100 random pairs of distinct references (seeded), taken as unrelated. Neither depends on
+the order of the references. Without a fit, every piece weighs 1 (the idf of an empty
+corpus) and the baseline is 0 (no rescaling); the result metadata says which applies.
+The fitted state saves to and loads from JSON.
 
 **Texts that cannot be scored** get a defined score and a status, never an exception:
 
@@ -538,8 +539,10 @@ class SemanticMatchEngine:
         return state
 
     def _estimate_baseline(self, texts: Sequence[str]) -> float:
-        """Mean raw-text cosine of random pairs of distinct references (seeded)."""
-        distinct = list(dict.fromkeys(text for text in texts if text.strip()))
+        """Mean raw-text cosine of random pairs of distinct references (seeded, any order)."""
+        # Sorted, so that the pairs drawn depend on which references there are, not on the
+        # order they come in: an Opik dataset does not promise one.
+        distinct = sorted({text for text in texts if text.strip()})
         if len(distinct) < 2:
             raise InputError(
                 "The paragraph baseline needs at least two distinct non-empty references; "
