@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from bert_score.utils import get_hash
 from cli_files import write_text_files
 
 from bert_score_oracle import minilm_prf
@@ -38,14 +39,37 @@ def test_scores_equal_bert_score_with_two_reference_files(capsys, text_files, mi
             strict=True,
         )
     )
-    oracle = minilm_prf(minilm_path, candidates, [list(group) for group in references], idf=idf)
+    # bert_score's command loads the fast tokenizer by default, and so does ours.
+    oracle = minilm_prf(
+        minilm_path,
+        candidates,
+        [list(group) for group in references],
+        idf=idf,
+        use_fast_tokenizer=True,
+    )
     ours = torch.tensor([[s["precision"], s["recall"], s["f1"]] for s in result["scores"]])
     assert ours.shape == (12, 3)
     assert (ours - oracle).abs().max().item() <= 1e-5
     assert result["mean"]["f1"] == pytest.approx(oracle[:, 2].mean().item(), abs=1e-5)
     assert [s["line"] for s in result["scores"]] == list(range(1, 13))
-    assert result["hash"].startswith("sentence-transformers/all-MiniLM-L6-v2_L6_")
-    assert ("_idf_" in result["hash"]) is idf
+    assert result["hash"] == get_hash(
+        "sentence-transformers/all-MiniLM-L6-v2", 6, idf, False, False, use_fast_tokenizer=True
+    )
+
+
+@pytest.mark.parametrize("flag", ["--slow-tokenizer", "--use_fast_tokenizer"])
+def test_the_slow_tokenizer_flag_gives_bert_scores_hash_for_it(capsys, text_files, flag):
+    # bert_score's --use_fast_tokenizer is an argparse store_false: it selects the slow one.
+    files = ("-c", str(text_files["candidates"]), "-r", str(text_files["references_1"]))
+    fast = _json_run(capsys, *files)
+    slow = _json_run(capsys, *files, flag)
+    assert slow["hash"] == get_hash(
+        "sentence-transformers/all-MiniLM-L6-v2", 6, False, False, False, use_fast_tokenizer=False
+    )
+    assert slow["hash"] + "_fast-tokenizer" == fast["hash"]
+    # The same tokens here; the two runs batch differently (one finds cached embeddings).
+    for slow_line, fast_line in zip(slow["scores"], fast["scores"], strict=True):
+        assert slow_line == pytest.approx(fast_line, abs=1e-6)
 
 
 def test_text_output_lists_every_line_then_the_means(capsys, text_files):

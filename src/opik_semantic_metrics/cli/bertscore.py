@@ -3,9 +3,10 @@
 The options follow bert_score's own ``bert-score`` command (``-c``, ``-r`` with several
 files, ``--lang``, ``-m``, ``-l``, ``--idf``, ``--rescale-with-baseline``), and the
 scores equal its ``batch_size=1`` values (see the engine). Its underscore spellings
-(``--num_layers``, ``--batch_size``, ``--rescale_with_baseline``, ``--baseline_path``) are
-accepted beside ours, so that a command copied from bert_score runs unchanged (its
-``-s`` aside: every line is printed anyway).
+(``--num_layers``, ``--batch_size``, ``--rescale_with_baseline``, ``--baseline_path``,
+``--use_fast_tokenizer``) are accepted beside ours, so that a command copied from
+bert_score runs unchanged (its ``-s`` aside: every line is printed anyway). As there, the
+fast tokenizer is the default, and the printed hash is the one bert_score prints.
 """
 
 from __future__ import annotations
@@ -53,6 +54,16 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--baseline-path", "--baseline_path", default=None, help="a baseline file of your own"
     )
+    # bert_score's command loads the fast tokenizer unless given --use_fast_tokenizer (an
+    # argparse store_false), and its hash says so; the same default gives the same hash.
+    parser.add_argument(
+        "--slow-tokenizer",
+        "--use_fast_tokenizer",
+        dest="slow_tokenizer",
+        action="store_true",
+        help="load transformers' Python tokenizer class instead of the fast one (bert_score's "
+        "command spells this --use_fast_tokenizer)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_model_options(parser, default_model=None)
     parser.set_defaults(run=run)
@@ -66,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         idf=args.idf,
         rescale_with_baseline=args.rescale_with_baseline,
         baseline_path=args.baseline_path,
+        use_fast_tokenizer=not args.slow_tokenizer,
     )
     if args.idf:
         engine.fit_idf(references)
