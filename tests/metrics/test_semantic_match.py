@@ -106,6 +106,8 @@ def test_long_texts_are_cut_and_flagged(metric):
         ("It is what it is.", "Heart attack", "no_content_output", "only stop words"),
         ("Heart attack", "... !", "no_content_reference", "only stop words"),
         ("\u4f60\u597d", "Heart attack", "unknown_words_output", "none of the output's words"),
+        ("\u200b\u2060\x07", "Heart attack", "empty_output", "the output is empty"),
+        ("Heart attack", "\ue000", "unknown_words_reference", "reads them as [UNK] or drops"),
     ],
 )
 def test_empty_and_stop_word_only_texts_score_zero_with_a_reason(

@@ -263,6 +263,13 @@ def test_a_paraphrase_ranks_above_an_unrelated_answer(engine):
         ("\u4f60\u597d", "\u518d\u89c1", "unknown_words_output", 0.0),
         ("Heart attack", "\u1230\u120b\u121d", "unknown_words_reference", 0.0),
         ("\u4f60\u597d", "Heart attack", "unknown_words_output", 0.0),
+        # Only zero-width and control characters: nothing to read, as empty as whitespace
+        # (two such texts are two empty texts, not the same unknown words).
+        ("\u200b\u200d", "Heart attack", "empty_output", 0.0),
+        ("\x07 \u2060", "\x07 \u2060", "empty_output", 0.0),
+        ("Heart attack", "\ufeff\u00ad", "empty_reference", 0.0),
+        # Private-use characters: BERT's tokenizer drops them, so there is no [UNK] either.
+        ("\ue000\ue001", "Heart attack", "unknown_words_output", 0.0),
     ],
 )
 def test_texts_that_cannot_be_scored_get_a_defined_score(engine, output, reference, status, score):

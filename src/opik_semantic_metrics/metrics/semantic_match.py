@@ -13,12 +13,14 @@ Bad input, by design:
 - ``reference`` that is neither a string nor a non-empty list of strings: the same. A
   list is *one* answer in parts (joined with ``", "``), as in the seed's list questions,
   not several alternative references (unlike BERTScore's lists).
-- an empty or whitespace-only ``output`` or ``reference``, or one with nothing left
+- an empty ``output`` or ``reference`` (or one of only whitespace, control and zero-width
+  characters), or one with nothing left
   after removing stop words and punctuation: 0.0, with the reason stated in ``reason``
   and ``metadata["status"]``; two stop-word-only answers with the same words ("No." and
   "no") are identical answers and score 1.0, but punctuation and symbols alone ("?",
   "✓") are no words, and score 0.0 even against themselves.
-- a text none of whose words the model knows (only [UNK] tokens): 0.0 likewise, and 1.0
+- a text none of whose words the model knows (its tokenizer reads them as [UNK] or drops
+  them): 0.0 likewise, and 1.0
   when output and reference are the same such text.
 - a text longer than the model's limit (256 tokens for all-MiniLM-L6-v2): cut, as
   sentence-transformers does, and flagged in ``metadata`` and ``reason``.
@@ -51,8 +53,12 @@ _UNSCORED_REASONS: dict[Status, str] = {
     "no_content_output": "the output has only stop words and punctuation",
     "no_content_reference": "the reference has only stop words and punctuation",
     "same_stop_words": "output and reference are the same stop-word-only answer",
-    "unknown_words_output": "the model knows none of the output's words (only [UNK] tokens)",
-    "unknown_words_reference": "the model knows none of the reference's words (only [UNK] tokens)",
+    # A tokenizer reads a script outside its vocabulary as [UNK], and BERT's drops
+    # characters it does not know at all (private use, unassigned): no word piece either way.
+    "unknown_words_output": "the model knows none of the output's words (its tokenizer "
+    "reads them as [UNK] or drops them)",
+    "unknown_words_reference": "the model knows none of the reference's words (its tokenizer "
+    "reads them as [UNK] or drops them)",
     "same_unknown_words": "output and reference are the same answer, in words the model "
     "does not know",
 }

@@ -30,21 +30,22 @@ The fitted state saves to and loads from JSON.
 
 **Texts that cannot be scored** get a defined score and a status, never an exception:
 
-- an empty or whitespace-only output or reference: 0.0 (``empty_output``,
-  ``empty_reference``);
+- an empty output or reference, or one of only whitespace, control and zero-width
+  characters: 0.0 (``empty_output``, ``empty_reference``);
 - an output or reference with nothing left after cleaning (only stop words and
   punctuation): 0.0 (``no_content_output``, ``no_content_reference``), except that when
   both are like that and have the same words (ignoring case and punctuation, as "No."
   and "no"), the answers are identical and score 1.0 (``same_stop_words``); texts of
   punctuation alone have no words, so "?" against "?" scores 0.0.
 - an output or reference none of whose words the model's vocabulary holds (its tokenizer
-  gives only [UNK], as MiniLM's for Amharic): 0.0 (``unknown_words_output``,
-  ``unknown_words_reference``), for the model cannot read it: every such text of one
-  length has the same embedding, so "hello" and "goodbye" in Amharic would score as
-  alike as the same word twice. Two such texts with the same words are identical and
-  score 1.0 (``same_unknown_words``). A text with some known pieces is scored on those,
-  which guards nothing when most are unknown (MiniLM reads the Chinese "I like cats" and
-  "I hate dogs" alike, one known character and three [UNK]s, and scores them 1.0).
+  gives only [UNK], as MiniLM's for Amharic, or drops every character): 0.0
+  (``unknown_words_output``, ``unknown_words_reference``), for the model cannot read it:
+  every such text of one length has the same embedding, so "hello" and "goodbye" in
+  Amharic would score as alike as the same word twice. Two such texts with the same
+  words are identical and score 1.0 (``same_unknown_words``). A text with some known
+  pieces is scored on those, which guards nothing when most are unknown (MiniLM reads
+  the Chinese "I like cats" and "I hate dogs" alike, one known character and three
+  [UNK]s, and scores them 1.0).
 
 Non-strings, a list reference that is empty or holds non-strings, and mismatched lengths
 raise :class:`~opik_semantic_metrics.errors.InputError`. A text longer than the model's
@@ -82,7 +83,12 @@ from opik_semantic_metrics.models.long_texts import (
     leading_part,
     transformers_tokenizer_reads_leading_parts,
 )
-from opik_semantic_metrics.semantic.cleaning import CleanedPrefixes, clean_text, word_forms
+from opik_semantic_metrics.semantic.cleaning import (
+    CleanedPrefixes,
+    clean_text,
+    is_blank,
+    word_forms,
+)
 from opik_semantic_metrics.semantic.combine import (
     DEFAULT_FLOOR,
     DEFAULT_SNAP,
@@ -230,9 +236,9 @@ def _check_pairs(candidates: object, references: object) -> tuple[list[str], lis
 
 
 def _status(output: str, reference: str, clean_output: str, clean_reference: str) -> Status:
-    if not output.strip():
+    if is_blank(output):
         return "empty_output"
-    if not reference.strip():
+    if is_blank(reference):
         return "empty_reference"
     if not clean_output and not clean_reference:
         # Punctuation alone ("?" against "...") is no answer, not the same answer.
@@ -542,7 +548,7 @@ class SemanticMatchEngine:
         """Mean raw-text cosine of random pairs of distinct references (seeded, any order)."""
         # Sorted, so that the pairs drawn depend on which references there are, not on the
         # order they come in: an Opik dataset does not promise one.
-        distinct = sorted({text for text in texts if text.strip()})
+        distinct = sorted({text for text in texts if not is_blank(text)})
         if len(distinct) < 2:
             raise InputError(
                 "The paragraph baseline needs at least two distinct non-empty references; "
