@@ -8,6 +8,7 @@ that a metric can fail that item with a clear ``MetricComputationError`` instead
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 
 from opik_semantic_metrics.errors import InputError
@@ -62,6 +63,24 @@ def is_empty_cell(value: object) -> bool:
         return math.isnan(value)
     kind = type(value)
     return kind.__module__.startswith("pandas.") and kind.__name__ in ("NAType", "NaTType")
+
+
+#: Whitespace, control and format (zero-width) characters: nothing a reader sees, and
+#: nothing BERT's tokenizer keeps.
+_INVISIBLE_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
+
+
+def is_blank(text: str) -> bool:
+    """Whether a text has only whitespace, control and zero-width characters, or none.
+
+    Such a text is empty to every metric: a zero-width space left in a table cell is no
+    answer, and BERT's tokenizer reads no token in it.
+
+    Example:
+        >>> is_blank(" \u200b\t"), is_blank("\u200ba")
+        (True, False)
+    """
+    return all(unicodedata.category(character) in _INVISIBLE_CATEGORIES for character in text)
 
 
 def check_text(value: object, what: str) -> str:

@@ -381,8 +381,9 @@ def test_no_output_is_a_defined_no_match(matcher, output, flag):
 
 @pytest.mark.parametrize(
     "output",
-    # pandas' empty cells (nullable and Arrow-backed columns) and blank text, as None.
-    [pandas.NA, pandas.NaT, "", "  \n"],
+    # pandas' empty cells (nullable and Arrow-backed columns) and blank text, as None;
+    # zero-width and control characters are blank too (a stray U+200B in a cell).
+    [pandas.NA, pandas.NaT, "", "  \n", "\u200b", "\ufeff \x00"],
 )
 def test_an_empty_cell_or_blank_output_is_a_missing_answer(matcher, output):
     result = matcher.match(output, "82%", answer_format="Float")
@@ -391,7 +392,9 @@ def test_an_empty_cell_or_blank_output_is_a_missing_answer(matcher, output):
     assert not matcher.match(output, output).matched  # a blank output never matches
 
 
-@pytest.mark.parametrize("reference", [None, math.nan, pandas.NA, pandas.NaT, "", " "])
+@pytest.mark.parametrize(
+    "reference", [None, math.nan, pandas.NA, pandas.NaT, "", " ", "\u200b\u2060"]
+)
 def test_missing_gold_means_not_answerable(matcher, reference):
     result = matcher.match("Not answerable", reference)
     assert result.method == "not_answerable" and result.gold_not_answerable

@@ -82,7 +82,7 @@ from opik_semantic_metrics.answers.normalize import (
     prepare,
 )
 from opik_semantic_metrics.errors import InputError, shown
-from opik_semantic_metrics.inputs import check_text, is_empty_cell
+from opik_semantic_metrics.inputs import check_text, is_blank, is_empty_cell
 
 Method = Literal["exact", "normalized", "numeric", "list", "not_answerable", "semantic", "no_match"]
 #: The tiers, in the order they are tried.
@@ -675,7 +675,7 @@ def _missing_output_flag(output: object) -> str | None:
 
 
 def _is_blank(value: object) -> bool:
-    return isinstance(value, str) and not value.strip()
+    return isinstance(value, str) and is_blank(value)
 
 
 def _read_answer(value: object, side: str) -> _Answer:

@@ -32,21 +32,6 @@ from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
 _PLAIN_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
 
 
-#: Whitespace, control and format (zero-width) characters: nothing a reader sees, and
-#: nothing BERT's tokenizer keeps.
-_INVISIBLE_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
-
-
-def is_blank(text: str) -> bool:
-    """Whether a text has only whitespace, control and zero-width characters, or none.
-
-    Example:
-        >>> is_blank(" \u200b\t"), is_blank("\u200ba")
-        (True, False)
-    """
-    return all(unicodedata.category(character) in _INVISIBLE_CATEGORIES for character in text)
-
-
 def is_punctuation(character: str) -> bool:
     """Whether a character is punctuation or a symbol (Unicode categories ``P*``, ``S*``)."""
     return unicodedata.category(character)[0] in "PS"

@@ -75,6 +75,7 @@ from opik_semantic_metrics.inputs import (
     as_list,
     check_pairs,
     check_positive_int,
+    is_blank,
     item_name,
     reference_texts,
 )
@@ -83,12 +84,7 @@ from opik_semantic_metrics.models.long_texts import (
     leading_part,
     transformers_tokenizer_reads_leading_parts,
 )
-from opik_semantic_metrics.semantic.cleaning import (
-    CleanedPrefixes,
-    clean_text,
-    is_blank,
-    word_forms,
-)
+from opik_semantic_metrics.semantic.cleaning import CleanedPrefixes, clean_text, word_forms
 from opik_semantic_metrics.semantic.combine import (
     DEFAULT_FLOOR,
     DEFAULT_SNAP,
