@@ -169,3 +169,68 @@ def test_bootstrap_p_value_is_twice_the_losing_share_worked_out_by_hand():
     even = paired_bootstrap([1.0, 0.0], [0.0, 1.0], resamples=20_000)
     assert even.ties / even.resamples == pytest.approx(0.5, abs=0.01)
     assert even.p_value == 1.0
+
+
+def test_scores_printed_to_six_decimals_and_1e6_apart_are_ties():
+    # 0.700001 - 0.7 is 1.0000000000287557e-06 in float64 and 0.250001 - 0.25 is
+    # 9.999999999732445e-07: without room for rounding, one was a tie and the other not,
+    # and A "significantly" beat B by differences that are all 1e-6.
+    a = [0.700001, 0.500001, 0.900001, 0.250001, 0.123457]
+    b = [0.7, 0.5, 0.9, 0.25, 0.123456]
+    comparison = compare_systems(a, b)
+    assert comparison.winner is None and not comparison.significant
+    assert comparison.t_test.p_value == 1.0
+    assert comparison.bootstrap.ties == comparison.bootstrap.resamples
+    # The means too: half the items 2e-6 apart give a mean difference of 1e-6, a tie.
+    half = compare_systems([0.500002, 0.3] * 50, [0.5, 0.3] * 50)
+    assert half.winner is None
+
+
+def _exact_bootstrap_counts(signs: np.ndarray, resamples: int, seed: int) -> tuple[int, ...]:
+    """Wins of A, wins of B and ties, in integers, for differences +d and -d of one size."""
+    indices = np.random.default_rng(seed).integers(0, signs.size, size=(resamples, signs.size))
+    totals = signs[indices].sum(axis=1)
+    return int((totals > 0).sum()), int((totals < 0).sum()), int((totals == 0).sum())
+
+
+@pytest.mark.parametrize("tie_tolerance", [1e-6, 0.0])
+def test_resamples_of_opposite_differences_that_cancel_are_ties(tie_tolerance):
+    # +0.1 and -0.1 in float64 are 0.10000000000000003 and -0.09999999999999998 here:
+    # a resample with as many of each averaged to a little above 0, a win for A.
+    a = [0.4] * 14 + [0.6] * 6
+    b = [0.3] * 14 + [0.7] * 6
+    result = paired_bootstrap(a, b, resamples=10_000, seed=0, tie_tolerance=tie_tolerance)
+    signs = np.array([1] * 14 + [-1] * 6)
+    wins_a, wins_b, ties = _exact_bootstrap_counts(signs, 10_000, seed=0)
+    assert ties > 0
+    assert (result.wins_a, result.wins_b, result.ties) == (wins_a, wins_b, ties)
+    assert result.p_value == pytest.approx(2 * (10_000 - wins_a + 1) / 10_001)
+
+
+def test_resamples_are_drawn_in_blocks_as_in_one_go(monkeypatch):
+    # A (resamples, items) index array for a million items is 16 GB; drawn in blocks, the
+    # generator gives the same numbers.
+    from opik_semantic_metrics.compare import stats
+
+    monkeypatch.setattr(stats, "_RESAMPLE_BLOCK", 7 * SYSTEM_A.size + 3)
+    blocked = stats.bootstrap_interval(SYSTEM_A, resamples=100, seed=2)
+    indices = np.random.default_rng(2).integers(0, SYSTEM_A.size, size=(100, SYSTEM_A.size))
+    low, high = np.quantile(SYSTEM_A[indices].mean(axis=1), [0.025, 0.975])
+    assert (blocked.low, blocked.high) == (low, high)
+
+
+def test_the_bootstrap_p_value_is_never_zero_and_undefined_for_one_item():
+    sweep = paired_bootstrap([0.9, 0.8, 0.7, 0.9], [0.5, 0.4, 0.6, 0.5], resamples=999)
+    assert sweep.wins_a == 999 and sweep.p_value == 2 / 1000
+    single = paired_bootstrap([0.9], [0.1])
+    assert single.wins_a == single.resamples and np.isnan(single.p_value)
+
+
+def test_one_large_score_does_not_make_the_other_differences_equal():
+    # The rounding allowed for 1e12 (about 1e-4) once made every difference "equal",
+    # giving t = inf; each difference is now allowed only its own scores' rounding.
+    a, b = [1e12, 0.2005, 0.3], [1e12 - 0.1, 0.1, 0.2]
+    ours = paired_t_test(a, b, tie_tolerance=0.0)
+    oracle = scipy_stats.ttest_rel(a, b)
+    assert ours.statistic == pytest.approx(oracle.statistic, rel=1e-9)
+    assert ours.p_value == pytest.approx(oracle.pvalue, rel=1e-9)

@@ -99,10 +99,10 @@ def test_tiny_p_values_keep_their_magnitude():
     [row] = pairwise_table([("f1", comparison)]).rows
     assert float(row[6]) == pytest.approx(comparison.t_test.p_value, rel=0.05)
     assert comparison.t_test.p_value < 1e-4 and "e-" in row[6]
-    # No resample went against A: below the least non-zero bootstrap p, not 0.
+    # No resample went against A: (0 + 1) / (1000 + 1), twice, not 0.
     assert comparison.bootstrap.wins_a == comparison.bootstrap.resamples == 1000
-    assert row[7] == "<0.002"
-    assert "   <0.002  " in pairwise_table([("f1", comparison)]).to_text()  # right-aligned
+    assert row[7] == "0.0020"
+    assert "   0.0020  " in pairwise_table([("f1", comparison)]).to_text()  # right-aligned
 
 
 def test_correlation_table_lists_levels_per_metric():

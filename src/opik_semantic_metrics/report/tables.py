@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from opik_semantic_metrics.compare.correlation import Correlation
 from opik_semantic_metrics.compare.experiments import MetricSummary
-from opik_semantic_metrics.compare.stats import BootstrapResult, Comparison
+from opik_semantic_metrics.compare.stats import Comparison
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class Table:
 
 def _is_number(cell: str) -> bool:
     try:
-        float(cell.removeprefix("<").rstrip("*"))  # "<0.002": a bound, still a number
+        float(cell)
     except ValueError:
         return False
     return True
@@ -104,14 +104,6 @@ def _p_value(value: float) -> str:
     if math.isnan(value):
         return "nan"
     return f"{value:.1e}" if 0 < value < 1e-4 else f"{value:.4f}"
-
-
-def _bootstrap_p_value(bootstrap: BootstrapResult) -> str:
-    # No resample against the winner: p is below the least non-zero value these
-    # resamples can give (2 / resamples), not 0.
-    if bootstrap.p_value == 0:
-        return f"<{2 / bootstrap.resamples:.2g}"
-    return _p_value(bootstrap.p_value)
 
 
 def summary_table(summaries: Sequence[MetricSummary]) -> Table:
@@ -178,7 +170,7 @@ def pairwise_table(comparisons: Sequence[tuple[str, Comparison]]) -> Table:
         >>> print(pairwise_table([("f1", comparison)]).to_text())
         metric  A     B    mean A  mean B   A - B  t-test p  bootstrap p  winner  significant
         ------  ----  ---  ------  ------  ------  --------  -----------  ------  -----------
-        f1      bart  pgn  0.8250  0.5000  0.3250    0.0227        <0.02  bart    yes
+        f1      bart  pgn  0.8250  0.5000  0.3250    0.0227       0.0198  bart    yes
     """
     rows = tuple(
         (
@@ -189,7 +181,7 @@ def pairwise_table(comparisons: Sequence[tuple[str, Comparison]]) -> Table:
             _number(c.mean_b),
             _number(c.difference),
             _p_value(c.t_test.p_value),
-            _bootstrap_p_value(c.bootstrap),
+            _p_value(c.bootstrap.p_value),
             c.winner or "tie",
             "yes" if c.significant else "no",
         )
