@@ -242,6 +242,23 @@ def test_experiments_tied_with_the_one_above_share_its_rank():
         summary.comparison("first", "nobody")
 
 
+def test_ties_do_not_chain_into_one_rank():
+    # A's mean is 1.8e-6 above C's and B's half-way: A ties B and B ties C (within 1e-6),
+    # but A beats C, so C cannot share A's rank through B.
+    keys = tuple(str(i) for i in range(6))
+    base = {key: 0.1 * int(key) for key in keys}
+
+    def shifted(name: str, shift: float) -> ExperimentScores:
+        return ExperimentScores(name, keys, {"m": {k: v + shift for k, v in base.items()}}, {})
+
+    [summary] = summarize([shifted("C", 0.0), shifted("B", 0.9e-6), shifted("A", 1.8e-6)])
+    assert summary.ranking == ("A", "B", "C")
+    assert summary.comparison("A", "B").winner is None
+    assert summary.comparison("B", "C").winner is None
+    assert summary.comparison("A", "C").winner == "A"
+    assert summary.ranks == {"A": 1, "B": 1, "C": 3}
+
+
 @pytest.mark.parametrize(
     ("experiments", "message"),
     [

@@ -95,13 +95,21 @@ class MetricSummary:
     @property
     def ranks(self) -> dict[str, int]:
         """Experiment name -> rank, 1 for the best; an experiment whose comparison with
-        the one ranked just above it is a tie (no winner) shares that one's rank, and the
-        next rank skips as many ("1, 1, 3")."""
+        the first of the experiments holding the rank above it is a tie (no winner) shares
+        that rank, and the next rank skips as many ("1, 1, 3").
+
+        Ties do not chain: with A's mean 1.8e-6 above C's and B's half-way, A ties B and
+        B ties C, but A beats C, so the ranks are 1, 1, 3, not 1, 1, 1. (Means lie in
+        order, so an experiment that ties the first of a rank ties every one between.)
+        """
         ranking = self.ranking
         ranks = {ranking[0]: 1}
-        for position, (higher, lower) in enumerate(itertools.pairwise(ranking), start=2):
-            tied = self.comparison(higher, lower).winner is None
-            ranks[lower] = ranks[higher] if tied else position
+        first_of_rank = ranking[0]
+        for position, name in enumerate(ranking[1:], start=2):
+            if self.comparison(first_of_rank, name).winner is None:
+                ranks[name] = ranks[first_of_rank]
+            else:
+                ranks[name], first_of_rank = position, name
         return ranks
 
     def comparison(self, first: str, second: str) -> Comparison:
