@@ -126,7 +126,23 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
         ("0.5\nnan\n", "0.5\n0.6\n", [], "{a} line 2 has no finite score"),
         ('{"no": 1}\n', "0.5\n", [], "{a} is not a result file with a 'scores' list"),
         ('{"scores": [{"x": 1}]}', "0.5\n", [], "{a}: pass --score, one of ['x']"),
-        ('{"scores": [{"f1": 0.5}, {"f1": null}]}', "0.5\n0.6\n", [], "no 'f1' score for line 2"),
+        ('{"scores": [{"f1": 0.5}, {"f1": null}]}', "0.5\n0.6\n", [], "{a} line 2 has no finite"),
+        ('{"scores": [{"f1": 0.5}, {"r": 1}]}', "0.5\n0.6\n", [], "no 'f1' score for line 2"),
+        # Python's float() reads "1_0" as 10; no result command writes that.
+        ("0.5\n1_0\n", "0.5\n0.6\n", [], "{a} line 2 is not a number: '1_0'"),
+        ("0.5\n0.6\n", "0.4\n0.5\n", ["--seed", "-1"], "--seed must be 0 or more, got -1"),
+        (
+            '{"metric": "bertscore", "scores": [{"f1": 0.5}]}',
+            '{"metric": "comet", "scores": [{"f1": 0.5}]}',
+            [],
+            "{a} and {b} were scored differently (metric 'bertscore' against 'comet')",
+        ),
+        (
+            '{"hash": "m_L6_no-idf_version=0.3.12(hug_trans=5.24.0)", "scores": [{"f1": 0.5}]}',
+            '{"hash": "m_L6_idf_version=0.3.12(hug_trans=5.24.0)", "scores": [{"f1": 0.5}]}',
+            [],
+            "(hash 'm_L6_no-idf' against 'm_L6_idf')",
+        ),
         ("0.5\n", "0.6\n", ["--names", "x", "x"], "different names"),
         ("0.5\n0.6\n", "0.4\n0.5\n", ["--alpha", "2"], "`alpha` between 0 and 1"),
         ("0.5\n0.6\n", "0.4\n0.5\n", ["--resamples", "0"], "`resamples` to be a positive"),
@@ -149,6 +165,11 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
         "no-scores",
         "no-key",
         "null",
+        "no-key-on-a-line",
+        "underscore-digits",
+        "negative-seed",
+        "two-metrics",
+        "two-settings",
         "same-names",
         "alpha",
         "resamples",
@@ -207,4 +228,24 @@ def test_result_files_of_one_weight_type_or_silent_on_it_are_compared(
     path_a.write_text(json.dumps(documents[0]))
     path_b.write_text(json.dumps(documents[1]))
     assert main(["compare", str(path_a), str(path_b), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["items"] == 3
+
+
+def test_json_after_blank_lines_and_one_setting_under_two_releases_are_compared(capsys, tmp_path):
+    # A leading blank line once sent a JSON file to the number reader; and the package
+    # versions in a bert_score hash do not make two scorings different.
+    hashes = (
+        "m_L6_no-idf_version=0.3.12(hug_trans=4.40.2)",
+        "m_L6_no-idf_version=0.3.12(hug_trans=5.24.0)",
+    )
+    paths = []
+    for name, hash_text, scores in (
+        ("a", hashes[0], [0.5, 0.6, 0.7]),
+        ("b", hashes[1], [0.4, 0.6, 0.6]),
+    ):
+        document = {"metric": "bertscore", "hash": hash_text, "scores": [{"f1": v} for v in scores]}
+        path = tmp_path / f"{name}.json"
+        path.write_text("\n\n" + json.dumps(document))
+        paths.append(str(path))
+    assert main(["compare", *paths, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["items"] == 3

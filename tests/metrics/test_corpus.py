@@ -126,6 +126,18 @@ def test_compare_refuses_scores_of_different_weight_types():
     assert compare(exact, _results(SYSTEM_B)) == expected
 
 
+def test_compare_reads_iterators_once_and_refuses_lists_of_non_numbers():
+    # Results were read twice (scores, then weight types): an iterator was empty the
+    # second time, and the comparison failed on "no items".
+    expected = compare_systems(SYSTEM_A, SYSTEM_B)
+    assert compare(iter(SYSTEM_A), iter(SYSTEM_B)) == expected
+    assert compare(iter(_results(SYSTEM_A)), iter(_results(SYSTEM_B))) == expected
+    with pytest.raises(ValueError, match="list of numbers, got NoneType at position 1"):
+        compare([0.1, None], [0.1, 0.2])
+    with pytest.raises(ValueError, match="got str at position 0"):
+        compare(["0.5", 0.2], [0.1, 0.2])
+
+
 def test_compare_refuses_failed_and_unmatched_items():
     with pytest.raises(ValueError, match=r"1 items of B have no comet score \(failed\)"):
         compare(_results(SYSTEM_A[:3]), _results([0.5, None, 0.5]))

@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import json
 import math
+import re
 from typing import Any, NamedTuple
 
 from opik_semantic_metrics.cli.common import CliError, json_text, read_lines
@@ -21,6 +22,17 @@ from opik_semantic_metrics.report.tables import summaries_pairwise_table, summar
 
 #: Score keys tried, in order, when --score is not given.
 DEFAULT_SCORE_KEYS = ("f1", "score")
+
+#: What a result file records about how it was scored, beside its weight type: two files
+#: that record different values were scored by different metrics or settings.
+SETTINGS = ("metric", "model", "layer", "hash")
+
+#: The package versions in a bert_score hash: the same settings scored under two
+#: releases are still comparable.
+_HASH_VERSIONS = re.compile(r"_version=[^(]*\(hug_trans=[^)]*\)")
+
+#: A number as the result commands write one (Python's float() also takes "1_0").
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)", re.I)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -52,12 +64,14 @@ def add_parser(subparsers: Any) -> None:
 
 
 class ResultFile(NamedTuple):
-    """A result file's per-line scores, the key they were read under, and the weight type
-    that produced them (``None`` where the file does not say: a plain file of numbers)."""
+    """A result file's per-line scores, the key they were read under, the weight type
+    that produced them (``None`` where the file does not say: a plain file of numbers),
+    and the other :data:`SETTINGS` it records."""
 
     key: str
     scores: list[float]
     dtype: str | None
+    settings: dict[str, object]
 
 
 def read_scores(path: str, key: str | None) -> ResultFile:
@@ -67,15 +81,15 @@ def read_scores(path: str, key: str | None) -> ResultFile:
         CliError: Unreadable or malformed file, a missing key, or a line without a score.
     """
     lines = read_lines(path)
-    if lines[0].lstrip().startswith("{"):
-        return _json_scores(path, "\n".join(lines), key)
+    text = "\n".join(lines)
+    if text.lstrip().startswith("{"):
+        return _json_scores(path, text, key)
     scores = []
     for number, line in enumerate(lines, start=1):
-        try:
-            scores.append(float(line))
-        except ValueError:
-            raise CliError(f"{path} line {number} is not a number: {line[:40]!r}") from None
-    return ResultFile(key or "score", _checked(path, scores), dtype=None)
+        if not _NUMBER.fullmatch(line.strip()):
+            raise CliError(f"{path} line {number} is not a number: {line[:40]!r}")
+        scores.append(float(line))
+    return ResultFile(key or "score", _checked(path, scores), dtype=None, settings={})
 
 
 def _json_scores(path: str, text: str, key: str | None) -> ResultFile:
@@ -94,6 +108,9 @@ def _json_scores(path: str, text: str, key: str | None) -> ResultFile:
     values = []
     for number, row in enumerate(rows, start=1):
         value = row.get(key) if isinstance(row, dict) else None
+        if value is None and isinstance(row, dict) and key in row:
+            # The result commands write NaN (bert-score with idf can give one) as null.
+            raise CliError(f"{path} line {number} has no finite score (null)")
         if not isinstance(value, int | float) or isinstance(value, bool):
             raise CliError(f"{path} has no {key!r} score for line {number}")
         try:
@@ -101,7 +118,12 @@ def _json_scores(path: str, text: str, key: str | None) -> ResultFile:
         except OverflowError:  # an int past a float's range
             values.append(math.inf if value > 0 else -math.inf)
     dtype = document.get("dtype")
-    return ResultFile(key, _checked(path, values), dtype if isinstance(dtype, str) else None)
+    settings = {name: document[name] for name in SETTINGS if name in document}
+    if isinstance(settings.get("hash"), str):
+        settings["hash"] = _HASH_VERSIONS.sub("", settings["hash"])
+    return ResultFile(
+        key, _checked(path, values), dtype if isinstance(dtype, str) else None, settings
+    )
 
 
 def _checked(path: str, scores: list[float]) -> list[float]:
@@ -112,14 +134,23 @@ def _checked(path: str, scores: list[float]) -> list[float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    key_a, scores_a, dtype_a = read_scores(args.results_a, args.score)
-    key_b, scores_b, dtype_b = read_scores(args.results_b, args.score)
+    key_a, scores_a, dtype_a, settings_a = read_scores(args.results_a, args.score)
+    key_b, scores_b, dtype_b, settings_b = read_scores(args.results_b, args.score)
     if dtype_a and dtype_b and dtype_a != dtype_b:
         raise CliError(  # as corpus.compare does
             f"{args.results_a} was scored in {dtype_a} and {args.results_b} in {dtype_b}: "
             "a weight type moves scores by more than the differences a comparison weighs; "
             "score both with one --dtype"
         )
+    for name in SETTINGS:
+        if name in settings_a and name in settings_b and settings_a[name] != settings_b[name]:
+            raise CliError(
+                f"{args.results_a} and {args.results_b} were scored differently ({name} "
+                f"{settings_a[name]!r} against {settings_b[name]!r}): compare two systems "
+                "scored by one metric with the same settings"
+            )
+    if args.seed < 0:
+        raise CliError(f"--seed must be 0 or more, got {args.seed}")
     if len(scores_a) != len(scores_b):
         raise CliError(
             f"{args.results_b} has {len(scores_b)} scores but {args.results_a} has "

@@ -21,6 +21,7 @@ both see the same items in the same order.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,12 @@ class ItemScores:
     metric_name: str
     scores: dict[str, float]
     failed: tuple[str, ...]
+
+
+def _materialised(results: Any) -> Any:
+    """``results`` read once: an Opik result as it is, anything else as a list (an
+    iterator would be empty the second time it is read)."""
+    return results if hasattr(results, "test_results") else list(results)
 
 
 def _test_results(results: Any) -> list[Any] | None:
@@ -88,14 +95,22 @@ def collect_item_scores(results: Any, metric_name: str | None = None) -> ItemSco
         metric_name: The score to read; ``None`` when the results hold only one.
 
     Raises:
-        ValueError: ``metric_name`` is needed (several scores) or absent from the results.
+        ValueError: ``metric_name`` is needed (several scores) or absent from the results,
+            or a list holds something other than numbers.
 
     Example:
         >>> collect_item_scores([0.5, 0.25]).scores
         {'0': 0.5, '1': 0.25}
     """
+    results = _materialised(results)
     test_results = _test_results(results)
     if test_results is None:
+        for index, value in enumerate(results):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ValueError(
+                    "Expected Opik results or a list of numbers, got "
+                    f"{type(value).__name__} at position {index}."
+                )
         return ItemScores(
             metric_name or "score",
             {str(index): float(value) for index, value in enumerate(results)},
@@ -222,7 +237,8 @@ def compare(
     """
     collected = []
     types: list[tuple[str, set[str]]] = []
-    for name, results in ((name_a, results_a), (name_b, results_b)):
+    for name, given in ((name_a, results_a), (name_b, results_b)):
+        results = _materialised(given)
         items = collect_item_scores(results, metric_name)
         if items.failed:
             raise ValueError(
