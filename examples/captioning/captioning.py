@@ -338,7 +338,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as error:  # huggingface_hub rejects a path as a repo id
         print(f"Cannot load {args.model!r}: {error}".splitlines()[0], file=sys.stderr)
         print(
-            "Pass --model with a downloaded BLIP directory, or run with network.", file=sys.stderr
+            "Pass --model with a downloaded BLIP directory, or run with network (without "
+            "one, set HF_HUB_OFFLINE=1: the Hub is then not retried for minutes first).",
+            file=sys.stderr,
         )
         return 2
     metrics = caption_metrics(items, args.metrics_model, track=online, device=args.device)

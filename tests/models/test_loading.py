@@ -90,6 +90,21 @@ def test_offline_missing_model_names_the_model_and_the_fix():
     assert "HF_HUB_OFFLINE" in message and "hf download roberta-large" in message
 
 
+def test_a_model_the_hub_could_not_provide_online_points_to_offline_mode(monkeypatch):
+    # Online, huggingface_hub retries an unreachable Hub for minutes before this error;
+    # the message says how to skip that next time. (Built directly: a real failed
+    # download would spend those minutes here.)
+    from huggingface_hub import constants
+
+    from opik_semantic_metrics.models.loading import ModelSource, _unavailable
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    error = _unavailable(ModelSource("roberta-large", "roberta-large"), OSError("no route"))
+    message = str(error)
+    assert "`hf download roberta-large`" in message
+    assert "without a network, set HF_HUB_OFFLINE=1" in message and "(no route)" in message
+
+
 @pytest.mark.parametrize("name", ["./models/my-minilm", "~/no-such-model", "data/models/minilm"])
 def test_a_missing_directory_is_called_one_not_a_hub_id(name):
     with pytest.raises(ModelUnavailableError) as raised:

