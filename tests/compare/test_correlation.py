@@ -57,6 +57,25 @@ def test_summary_level_skips_and_counts_constant_documents():
     assert result.pearson == pytest.approx(1.0)
 
 
+def test_metric_scores_within_the_tie_tolerance_tie_as_the_human_scores_do():
+    # Systems 1 and 2 wrote the same summary: people gave it one score, the metric two
+    # scores 3e-7 apart (batching noise). Kept apart, the noise ranked one above the other.
+    metric = [[0.7, 0.7000003, 0.5], [0.61, 0.6100002, 0.6100001]]
+    human = [[0.5, 0.5, 0.3], [0.4, 0.2, 0.3]]
+    result = summary_level(metric, human)
+    # The second document's scores are all one: left out, as a constant document.
+    assert (result.count, result.skipped) == (1, 1)
+    assert result.kendall == pytest.approx(1.0) and result.spearman == pytest.approx(1.0)
+    exact = summary_level(metric, human, tie_tolerance=0.0)
+    assert (exact.count, exact.skipped) == (2, 0)
+    assert exact.kendall < 1.0
+    # Ties do not chain: 8e-7 steps tie each to the lowest of its group only.
+    chained = summary_level([[0.7, 0.7000008, 0.7000016]], [[0.1, 0.1, 0.3]])
+    assert chained.kendall == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="`tie_tolerance` to be a finite number >= 0"):
+        system_level(metric, human, tie_tolerance=-1.0)
+
+
 @pytest.mark.parametrize(
     ("metric", "human", "message"),
     [

@@ -12,10 +12,17 @@ Summarization" (EMNLP), section 3, for a metric and a human score given on the s
   every system have no defined correlation and are left out, and counted.
 
 Each level reports Pearson's r, Spearman's rho and Kendall's tau-b (scipy's defaults).
+
+Metric scores no further apart than ``tie_tolerance`` (default 1e-6, as in
+:mod:`~opik_semantic_metrics.compare.stats`) are made equal first: two systems that
+wrote the same summary get scores that differ only by batching noise, and left apart,
+that noise would rank one above the other where people gave them one score. Human
+scores are taken as they are.
 """
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +30,12 @@ from typing import TypeAlias
 
 import numpy as np
 from scipy import stats as scipy_stats
+
+from opik_semantic_metrics.compare.stats import (
+    TIE_TOLERANCE,
+    check_tie_tolerance,
+    rounding_error,
+)
 
 #: Scores on a (documents, systems) grid: a sequence of rows or a two-dimensional array.
 ScoreGrid: TypeAlias = Sequence[Sequence[float]] | np.ndarray
@@ -68,6 +81,20 @@ def _grids(metric: ScoreGrid, human: ScoreGrid) -> tuple[np.ndarray, np.ndarray]
     return metric_grid, human_grid
 
 
+def _tied(values: np.ndarray, tie_tolerance: float) -> np.ndarray:
+    """Each row's values within ``tie_tolerance`` (and rounding) of the lowest of a
+    group set to it: 0.7, 0.7000003, 0.5 -> 0.7, 0.7, 0.5. As in ranks, ties do not
+    chain: 0.7, 0.7000008 and 0.7000016 give 0.7, 0.7, 0.7000016."""
+    check_tie_tolerance(tie_tolerance)
+    tied = values.copy()
+    for row in tied:
+        order = np.argsort(row, kind="stable")
+        for lower, higher in itertools.pairwise(order):
+            if row[higher] - row[lower] <= tie_tolerance + rounding_error(row[higher]):
+                row[higher] = row[lower]
+    return tied
+
+
 def _coefficients(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     with warnings.catch_warnings():
         # Tiny samples (3 systems) make scipy warn that its p-values are inexact; only
@@ -80,12 +107,15 @@ def _coefficients(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
         )
 
 
-def system_level(metric: ScoreGrid, human: ScoreGrid) -> Correlation:
+def system_level(
+    metric: ScoreGrid, human: ScoreGrid, *, tie_tolerance: float = TIE_TOLERANCE
+) -> Correlation:
     """Correlation of the systems' mean metric scores with their mean human scores.
 
     Args:
         metric: ``metric[d][s]`` = the metric's score of system ``s`` on document ``d``.
         human: The human scores on the same grid.
+        tie_tolerance: Metric means no further apart are equal; ``0.0`` keeps them.
 
     Returns:
         The three coefficients over the systems (``count`` = number of systems).
@@ -100,19 +130,24 @@ def system_level(metric: ScoreGrid, human: ScoreGrid) -> Correlation:
         (0.916, 1.0, 1.0, 3)
     """
     metric_grid, human_grid = _grids(metric, human)
-    metric_means, human_means = metric_grid.mean(axis=0), human_grid.mean(axis=0)
+    metric_means = _tied(metric_grid.mean(axis=0)[np.newaxis], tie_tolerance)[0]
+    human_means = human_grid.mean(axis=0)
     if np.ptp(metric_means) == 0 or np.ptp(human_means) == 0:
         raise ValueError("System-level correlation is undefined: a score is the same for all.")
     pearson, spearman, kendall = _coefficients(metric_means, human_means)
     return Correlation(pearson, spearman, kendall, count=metric_grid.shape[1])
 
 
-def summary_level(metric: ScoreGrid, human: ScoreGrid) -> Correlation:
+def summary_level(
+    metric: ScoreGrid, human: ScoreGrid, *, tie_tolerance: float = TIE_TOLERANCE
+) -> Correlation:
     """Per-document correlation over systems, averaged over documents.
 
     Args:
         metric: ``metric[d][s]`` = the metric's score of system ``s`` on document ``d``.
         human: The human scores on the same grid.
+        tie_tolerance: A document's metric scores no further apart are equal; ``0.0``
+            keeps them.
 
     Returns:
         The averaged coefficients; ``count`` documents averaged, ``skipped`` documents
@@ -129,6 +164,7 @@ def summary_level(metric: ScoreGrid, human: ScoreGrid) -> Correlation:
         (0.082, 0.0, 2, 1)
     """
     metric_grid, human_grid = _grids(metric, human)
+    metric_grid = _tied(metric_grid, tie_tolerance)
     defined = (np.ptp(metric_grid, axis=1) > 0) & (np.ptp(human_grid, axis=1) > 0)
     if not defined.any():
         raise ValueError("Summary-level correlation is undefined: every document is constant.")

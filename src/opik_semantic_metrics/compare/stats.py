@@ -166,15 +166,17 @@ def _paired_arrays(scores_a: Scores, scores_b: Scores) -> tuple[np.ndarray, np.n
 _ROUNDING_ULPS = 16
 
 
-def _rounding(*magnitudes: np.ndarray | float) -> np.ndarray | float:
-    """How far rounding may move a difference or mean of numbers this large."""
+def rounding_error(*magnitudes: np.ndarray | float) -> np.ndarray | float:
+    """How far rounding may move a difference or mean of numbers this large (a few
+    units in the last place of the largest)."""
     largest = magnitudes[0]
     for magnitude in magnitudes[1:]:
         largest = np.maximum(np.abs(largest), np.abs(magnitude))
     return _ROUNDING_ULPS * np.finfo(np.float64).eps * np.abs(largest)
 
 
-def _check_tie_tolerance(tie_tolerance: float) -> None:
+def check_tie_tolerance(tie_tolerance: float) -> None:
+    """Raise ``ValueError`` unless ``tie_tolerance`` is a finite number of at least 0."""
     if not math.isfinite(tie_tolerance) or tie_tolerance < 0:
         raise ValueError(
             f"Expected `tie_tolerance` to be a finite number >= 0, got {tie_tolerance!r}."
@@ -183,9 +185,9 @@ def _check_tie_tolerance(tie_tolerance: float) -> None:
 
 def _differences(a: np.ndarray, b: np.ndarray, tie_tolerance: float) -> np.ndarray:
     """``a - b``, with the differences no larger than ``tie_tolerance`` set to 0."""
-    _check_tie_tolerance(tie_tolerance)
+    check_tie_tolerance(tie_tolerance)
     differences = a - b
-    ties = np.abs(differences) <= tie_tolerance + _rounding(a, b)
+    ties = np.abs(differences) <= tie_tolerance + rounding_error(a, b)
     return np.where(ties, 0.0, differences)
 
 
@@ -254,7 +256,7 @@ def paired_bootstrap(
     differences = _differences(a, b, tie_tolerance)
     means = _resampled_means(differences, resamples, seed)
     # +0.1 and -0.1 three times each average to 1e-17, not 0: rounding, not a win.
-    tied = np.abs(means) <= tie_tolerance + _rounding(np.abs(differences).max())
+    tied = np.abs(means) <= tie_tolerance + rounding_error(np.abs(differences).max())
     wins_a = int((~tied & (means > 0)).sum())
     wins_b = int((~tied & (means < 0)).sum())
     ties = resamples - wins_a - wins_b
@@ -290,7 +292,7 @@ def paired_t_test(
     # what is left is rounding noise, which would give a t of about 1e15. They are equal
     # when one value lies within every difference's own rounding bound (a bound from
     # the largest score of all would let one score of 1e12 flatten every other item).
-    rounding = _rounding(a, b)
+    rounding = rounding_error(a, b)
     if np.max(differences - rounding) <= np.min(differences + rounding):
         # The limit as the variance goes to 0, and scipy's answer (computed here so as
         # not to pass on its precision-loss warning). A clean sweep is significant.
@@ -329,7 +331,7 @@ def compare_systems(
     t_test = paired_t_test(a, b, tie_tolerance=tie_tolerance)
     bootstrap = paired_bootstrap(a, b, resamples=resamples, seed=seed, tie_tolerance=tie_tolerance)
     mean_a, mean_b = float(a.mean()), float(b.mean())
-    if abs(mean_a - mean_b) <= tie_tolerance + _rounding(mean_a, mean_b):
+    if abs(mean_a - mean_b) <= tie_tolerance + rounding_error(mean_a, mean_b):
         winner = None
     else:
         winner = name_a if mean_a > mean_b else name_b
