@@ -77,6 +77,22 @@ def test_scores_equal_unbabel_comet(segment_files, model, mode):
     )
 
 
+def test_lines_are_stripped_as_unbabel_comets_command_strips_them(segment_files, tmp_path):
+    # Spaces around a text are tokens: unstripped, these lines scored about 1e-3 off.
+    files, kept = segment_files
+    padded = {}
+    for key, path in files.items():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        padded[key] = tmp_path / f"{key}.txt"
+        padded[key].write_text("".join(f"  {line}\t\n" for line in lines), encoding="utf-8")
+    result = _json_run(
+        *("-s", str(padded["src"]), "-t", str(padded["mt"]), "-r", str(padded["ref"])),
+        *("-m", str(COMET_FIXTURES / "regression-xlmr")),
+    )
+    expected = [_oracle("regression-xlmr", "with_reference")[i] for i in kept]
+    assert [row["score"] for row in result["scores"]] == pytest.approx(expected, abs=1e-5)
+
+
 def test_text_output_and_compare_of_two_models(capsys, segment_files, tmp_path):
     files, kept = segment_files
     base = ["-s", str(files["src"]), "-t", str(files["mt"]), "-r", str(files["ref"])]
@@ -94,7 +110,14 @@ def test_text_output_and_compare_of_two_models(capsys, segment_files, tmp_path):
     for name in ("regression-xlmr", "regression-bert"):
         document = _json_run(*base, "-m", str(COMET_FIXTURES / name))
         (tmp_path / f"{name}.json").write_text(json.dumps(document), encoding="utf-8")
-    arguments = [str(tmp_path / "regression-xlmr.json"), str(tmp_path / "regression-bert.json")]
+        numbers = "".join(f"{row['score']!r}\n" for row in document["scores"])
+        (tmp_path / f"{name}.txt").write_text(numbers, encoding="utf-8")
+    # Two models' JSON results compare scorings, not systems: refused.
+    results = [str(tmp_path / f"regression-{name}.json") for name in ("xlmr", "bert")]
+    assert main(["compare", *results]) == 2
+    assert "scored differently (model " in capsys.readouterr().err
+    # Their scores as plain numbers (which record no model) are compared as asked.
+    arguments = [str(tmp_path / f"regression-{name}.txt") for name in ("xlmr", "bert")]
     assert main(["compare", *arguments, "--json"]) == 0
     comparison = json.loads(capsys.readouterr().out)
     assert comparison["metric"] == "score" and comparison["items"] == len(kept)

@@ -49,7 +49,10 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     paths = [args.sources, args.translations] + ([args.references] if args.references else [])
-    sources, translations, *rest = read_aligned(paths)
+    # unbabel-comet's command strips every line, and the spaces around a text are tokens.
+    sources, translations, *rest = (
+        [line.strip() for line in column] for column in read_aligned(paths)
+    )
     references = rest[0] if rest else None
     engine = _engine(args)
     results: list[CometResult] = []
