@@ -7,6 +7,7 @@ import math
 import shutil
 import subprocess
 import sys
+from collections import deque
 from pathlib import Path
 
 import pandas
@@ -18,7 +19,7 @@ from opik_semantic_metrics.batching.lengths import padded_batch
 from opik_semantic_metrics.comet.encoder import CometEncoder
 from opik_semantic_metrics.comet.engine import CometEngine
 from opik_semantic_metrics.comet.models import XCOMET_SCORE_WEIGHTS
-from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.errors import InputError, ModelUnavailableError
 from opik_semantic_metrics.models.packed_linear import cpu_has_native_bf16
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "comet"
@@ -305,3 +306,96 @@ def test_the_fast_and_exact_modes_load_separate_models():
 def test_an_unknown_dtype_fails_when_the_engine_is_made():
     with pytest.raises(ValueError, match="Expected `dtype` to be 'fast'"):
         _engine("regression-xlmr", dtype="half-ish")
+
+
+@pytest.mark.parametrize("name", ["regression-xlmr", "referenceless-xlmr"])
+def test_any_sequence_of_items_scores_as_a_list(name):
+    # A deque is a Sequence, but cannot be sliced: the regression path once sliced it.
+    engine = _engine(name)
+    expected = [
+        result.score for result in engine.score(SOURCES[:3], TRANSLATIONS[:3], REFERENCES[:3])
+    ]
+    given = engine.score(deque(SOURCES[:3]), deque(TRANSLATIONS[:3]), deque(REFERENCES[:3]))
+    assert [result.score for result in given] == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize(("name", "parts"), [("xcomet", 2), ("xcomet", 3), ("unified-kiwi", 2)])
+def test_a_joint_input_is_flagged_cut_only_when_ids_are_cut(name, parts):
+    # COMET's cut test counts one special token too many for XLM-R's double separator,
+    # so a joint input of exactly the position table's length was flagged, uncut.
+    engine = _engine(name)
+    tokenizer = engine.loaded.model.encoder.tokenizer
+    limit = engine.loaded.model.encoder.max_positions
+
+    def words(count: int) -> str:
+        return " ".join(["a"] * count)
+
+    assert len(tokenizer.encode([words(3)])[0].ids) == 3 + 2  # one token a word here
+    # The joint ids: [CLS] + mt + (2 separators + part) per further part + [SEP].
+    fixed = 2 + 2 * (parts - 1)
+    for overflow, cut in ((0, False), (1, True)):
+        content = limit - fixed + overflow
+        mt, reference = words(200), words(100)
+        source = words(content - 200 - (100 if parts == 3 else 0))
+        [result] = engine.score([source], [mt], [reference] if parts == 3 else None)
+        assert ("joint input" in result.truncated) is cut
+
+
+def _copy_model(name: str, folder: Path) -> Path:
+    """A fixture model copied into ``folder``, with the encoders its hparams point at."""
+    folder.mkdir(exist_ok=True)
+    shutil.copytree(FIXTURES / name, folder / name)
+    if not (folder / "encoders").exists():
+        shutil.copytree(FIXTURES / "encoders", folder / "encoders")
+    return folder / name
+
+
+def test_a_checkpoint_in_torchs_pre_zip_format_loads(tmp_path):
+    # Such files cannot be memory-mapped; they were refused as unreadable.
+    model = _copy_model("regression-xlmr", tmp_path)
+    path = model / "checkpoints" / "model.ckpt"
+    checkpoint = torch.load(path, weights_only=True)
+    torch.save(checkpoint, path, _use_new_zipfile_serialization=False)
+    expected = [r.score for r in _engine("regression-xlmr").score(*ITEMS)]
+    got = [r.score for r in CometEngine(str(model), device="cpu").score(*ITEMS)]
+    assert got == pytest.approx(expected, abs=1e-6)
+
+
+def test_hparams_with_lightnings_tuple_tag_load_and_bad_yaml_is_named(tmp_path):
+    model = _copy_model("regression-xlmr", tmp_path)
+    hparams = model / "hparams.yaml"
+    text = hparams.read_text(encoding="utf-8")
+    assert "hidden_sizes:\n- 48\n- 24\n" in text
+    hparams.write_text(
+        text.replace("hidden_sizes:\n- 48\n- 24\n", "hidden_sizes: !!python/tuple [48, 24]\n"),
+        encoding="utf-8",
+    )
+    expected = [r.score for r in _engine("regression-xlmr").score(*ITEMS)]
+    got = [r.score for r in CometEngine(str(model), device="cpu").score(*ITEMS)]
+    assert got == pytest.approx(expected, abs=1e-6)
+    # Loaded models are kept per directory: the bad files go into fresh ones.
+    for number, bad in enumerate(
+        ("class_identifier: [unclosed\n", "run: !!python/object/apply:os.system [echo]\n")
+    ):
+        broken = _copy_model("regression-xlmr", tmp_path / str(number))
+        (broken / "hparams.yaml").write_text(bad, encoding="utf-8")
+        with pytest.raises(ModelUnavailableError, match=r"hparams\.yaml is not readable YAML"):
+            CometEngine(str(broken), device="cpu")
+
+
+def test_two_models_sharing_one_weights_file_keep_their_own_hyper_parameters(tmp_path):
+    # The Hub cache links files; a model of other hparams over the same weights got the
+    # model loaded first.
+    other = _copy_model("regression-bert", tmp_path)
+    weights = other / "checkpoints" / "model.ckpt"
+    weights.unlink()
+    weights.symlink_to(FIXTURES / "regression-bert" / "checkpoints" / "model.ckpt")
+    hparams = other / "hparams.yaml"
+    text = hparams.read_text(encoding="utf-8")
+    hparams.write_text(text.replace("sparsemax_patch", "softmax"), encoding="utf-8")
+    first = _engine("regression-bert")
+    second = CometEngine(str(other), device="cpu")
+    assert second.loaded.model is not first.loaded.model
+    assert second.loaded.model.hparams == second.loaded.hparams
+    fresh_scores = [r.score for r in second.score(*ITEMS)]
+    assert fresh_scores != pytest.approx([r.score for r in first.score(*ITEMS)], abs=1e-4)

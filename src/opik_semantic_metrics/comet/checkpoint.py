@@ -283,6 +283,17 @@ def resolve_pretrained(directory: Path, name: str) -> str:
     return str(beside.resolve()) if beside.is_dir() else name
 
 
+class _HparamsLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no types
+    """YAML's safe loader, reading the ``!!python/tuple`` tag that Lightning writes for
+    tuples (unbabel-comet reads the file with PyYAML's full loader); nothing else."""
+
+
+_HparamsLoader.add_constructor(
+    "tag:yaml.org,2002:python/tuple",
+    lambda loader, node: tuple(loader.construct_sequence(node)),
+)
+
+
 def read_weights(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     """The state dict and embedded hyper-parameters of a checkpoint file, read safely.
 
@@ -295,7 +306,11 @@ def read_weights(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
 
         return load_file(str(path)), {}
     try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        try:
+            checkpoint = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        except RuntimeError:
+            # Files saved in torch's format before 1.6 (not a zip) cannot be mapped.
+            checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as error:
         raise ModelUnavailableError(
             f"Refused to load {path}: it holds pickled objects other than tensors and "
@@ -330,7 +345,10 @@ def read_checkpoint(model: str = DEFAULT_MODEL) -> CometCheckpoint:
     hparams_path = directory / _HPARAMS_FILE
     if not hparams_path.is_file():
         raise ModelUnavailableError(f"{model!r} is not a COMET model: {hparams_path} is missing.")
-    yaml_hparams = yaml.safe_load(hparams_path.read_text(encoding="utf-8")) or {}
+    try:
+        yaml_hparams = yaml.load(hparams_path.read_text(encoding="utf-8"), _HparamsLoader) or {}
+    except yaml.YAMLError as error:
+        raise ModelUnavailableError(f"{hparams_path} is not readable YAML: {error}") from error
     given = Path(model).expanduser()
     candidates = [given] if given.is_file() else [directory / name for name in _CHECKPOINT_FILES]
     weights_path = next((path for path in candidates if path.is_file()), None)

@@ -80,7 +80,7 @@ class LoadedComet:
 
 # Loaded models per (weights file, device, dtype), and the LoadedComet of each spelling of
 # the model over them: a directory written with and without a trailing "/" shares one copy.
-_models: LoadOnce[tuple[str, str, str], RegressionModel | UnifiedModel] = LoadOnce()
+_models: LoadOnce[tuple[str, str, str, str], RegressionModel | UnifiedModel] = LoadOnce()
 _loaded: LoadOnce[tuple[str, str, str], LoadedComet] = LoadOnce()
 
 
@@ -101,8 +101,11 @@ def load_comet(model: str, device: torch.device, dtype: torch.dtype) -> LoadedCo
             revision=checkpoint.revision,
             weights_path=checkpoint.weights_path,
             hparams=checkpoint.hparams,
+            # The hyper-parameters too: two directories can share one weights file (a
+            # link, as the Hub cache lays files out) and differ in hparams.yaml.
             model=_models.get(
-                (weights, str(device), str(dtype)), lambda: load_model(checkpoint, device, dtype)
+                (weights, repr(checkpoint.hparams), str(device), str(dtype)),
+                lambda: load_model(checkpoint, device, dtype),
             ),
             device=device,
             dtype=dtype,
@@ -267,6 +270,8 @@ class CometEngine:
         )
         if not translations:
             return []
+        # Any sequence was accepted (a deque too); scoring slices lists.
+        sources, translations = list(sources), list(translations)
         model = self.loaded.model
         if isinstance(model, UnifiedModel):
             return model.score(sources, translations, checked, self._forward_batch_size)
@@ -304,6 +309,7 @@ class CometEngine:
         namespace = (
             "comet-sentence-embedding",
             str(self.loaded.weights_path),
+            repr(self.loaded.hparams),
             self.revision,
             str(self.loaded.device),
             str(self.loaded.dtype),

@@ -311,10 +311,12 @@ class UnifiedModel(CometModel):
         for part in unpadded[1:]:
             separators = [tokenizer.sep_id] * family.separator_size
             joined = [tokenizer.cls_id, *joined[1:-1], *separators, *part[1:-1], tokenizer.sep_id]
-        special = 1 + len(parts) * family.separator_size
-        truncated = sum(len(part) - 2 for part in unpadded) > self.encoder.max_positions - special
-        if truncated:
-            joined = joined[: self.encoder.max_positions]
+        # COMET cuts the joined ids to the position table when their content passes it
+        # less its count of special tokens; that count is one too many for XLM-R's double
+        # separator, so its test fires on an input of exactly max_positions, whose cut
+        # removes nothing. Flagged only where the cut removes ids; the ids are the same.
+        truncated = len(joined) > self.encoder.max_positions
+        joined = joined[: self.encoder.max_positions]
         token_types = None
         if family.token_types:
             first = len(unpadded[0])
