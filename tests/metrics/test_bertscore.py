@@ -15,6 +15,7 @@ from opik.exceptions import MetricComputationError
 from bert_score_oracle import minilm_prf
 from opik_semantic_metrics import AnswerMatch, BERTScore
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+from opik_semantic_metrics.errors import InputError, ModelUnavailableError
 
 
 @pytest.fixture(scope="module")
@@ -320,9 +321,34 @@ def test_bad_settings_fail_when_the_metric_is_made(settings, message):
 
 @pytest.mark.parametrize("layer", [-1, 7])
 def test_a_layer_the_model_does_not_have_fails_when_the_metric_is_made(layer):
-    # Not on every item of an experiment: the model is loaded only on the first score.
+    # Not on every item of an experiment: checked from the configuration, before loading.
     with pytest.raises(ValueError, match=f"between 0 and 6 .*got {layer}"):
         BERTScore(model="all-MiniLM-L6-v2", num_layers=layer, device="cpu", track=False)
+
+
+def test_a_model_that_cannot_be_loaded_fails_when_the_metric_is_made(tmp_path, minilm_path):
+    # Its configuration reads, its weights are missing: every item of an experiment
+    # used to fail on its own retried load (37 load attempts for 32 items).
+    for name in ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt"):
+        if (minilm_path / name).exists():
+            (tmp_path / name).write_bytes((minilm_path / name).read_bytes())
+    # The directory is there: the message gives the loader's reason, not "no directory".
+    with pytest.raises(ModelUnavailableError, match="could not be loaded from the directory"):
+        BERTScore(model=str(tmp_path), device="cpu", track=False)
+
+
+def test_unfitted_idf_fails_each_item_before_any_forward_pass(monkeypatch):
+    metric = BERTScore(model="all-MiniLM-L6-v2", device="cpu", idf=True, track=False)
+    passes = []
+    forward = metric.engine._forward
+    monkeypatch.setattr(
+        metric.engine, "_forward", lambda *a, **k: passes.append(1) or forward(*a, **k)
+    )
+    with pytest.raises(MetricComputationError, match="fit_idf"):
+        metric.score(output="A dog.", reference="A dog runs.")
+    with pytest.raises(InputError, match="fit_idf"):
+        metric.engine.score(["A dog."], ["A dog runs."])
+    assert passes == []
 
 
 def test_runs_inside_opiks_evaluation_engine_with_the_same_values(metric, stsb_pairs):

@@ -327,13 +327,16 @@ class BERTScoreEngine:
         self.idf_table = fit_idf(encoded.ids for encoded in self.text_encoder.encode_many(corpus))
         return self.idf_table
 
-    def _weights(self, encoded: Sequence[EncodedText]) -> list[torch.Tensor]:
-        """Token weights of each text, looked up for all their tokens at once."""
+    def _check_idf_fitted(self) -> None:
         if self.idf and self.idf_table is None:
             raise InputError(
                 "idf weights are not fitted: call `fit_idf(references)` on your dataset's "
                 "references first (idf is a corpus-level statistic, never fitted per item)."
             )
+
+    def _weights(self, encoded: Sequence[EncodedText]) -> list[torch.Tensor]:
+        """Token weights of each text, looked up for all their tokens at once."""
+        self._check_idf_fitted()
         if not encoded:
             return []
         ids = torch.tensor(list(itertools.chain.from_iterable(item.ids for item in encoded)))
@@ -476,6 +479,7 @@ class BERTScoreEngine:
     ) -> list[BERTScoreResult]:
         """:meth:`score` without its warning about empty texts."""
         _, reference_lists = check_pairs(candidates, references)
+        self._check_idf_fitted()  # before any forward pass
         if not candidates:
             return []
         pairs = [
@@ -547,6 +551,7 @@ class BERTScoreEngine:
             InputError: As :meth:`score`, raised in the caller's thread before batching.
         """
         check_pairs([candidate], [reference])
+        self._check_idf_fitted()
         return self.batcher.submit((candidate, reference))
 
     def _score_items(self, items: list[tuple[str, Reference]]) -> list[BERTScoreResult]:

@@ -115,6 +115,9 @@ class BERTScore(base_metric.BaseMetric):
             batch_size=batch_size,
             micro_batch_size=micro_batch_size,
         )
+        # Loaded now, as SemanticMatch and COMET load theirs: a model that cannot be had
+        # fails here, once, not on every item of an experiment (each retrying the load).
+        self.engine.encoder  # noqa: B018
 
     def fit_idf(self, references: Sequence[str | Sequence[str]]) -> None:
         """Fit idf weights on a dataset's references (needed when ``idf=True``)."""

@@ -216,6 +216,12 @@ def _unavailable(source: ModelSource, error: BaseException) -> ModelUnavailableE
     text = str(error)
     if _looks_like_a_path(source.name):
         directory = Path(source.name).expanduser().absolute()
+        if directory.is_dir():
+            # There, but not a loadable model (weights missing, a broken config...).
+            return ModelUnavailableError(
+                f"Model {source.name!r} could not be loaded from the directory {directory}: "
+                f"{text}"
+            )
         return ModelUnavailableError(
             f"Model {source.name!r} could not be loaded: there is no directory {directory} "
             "(a Hub id is 'name' or 'owner/name')."
