@@ -7,6 +7,7 @@ import random
 import opik
 import pytest
 from opik.evaluation import test_case, test_result
+from opik.evaluation.evaluation_result import compute_experiment_scores
 from opik.evaluation.metrics.score_result import ScoreResult
 
 from opik_semantic_metrics import BERTScore
@@ -150,11 +151,13 @@ def test_system_score_counts_failures_and_fails_when_nothing_was_scored():
     [system] = score(_results([0.5, None, 0.7]))
     assert (system.name, system.value) == ("comet_system", pytest.approx(0.6))
     assert system.metadata["failed_items"] == ["item_1"] and system.metadata["count"] == 2
-    [nothing] = score(_results([None, None]))
-    assert nothing.scoring_failed and nothing.metadata["failed"] == 2
+    # Nothing scored: an error, which Opik logs, not a failed result whose 0.0 Opik's
+    # summary prints as the system's score.
+    with pytest.raises(ValueError, match=r"No item has a comet score \(2 failed, e\.g\. "):
+        score(_results([None, None]))
 
 
-def test_a_metric_of_several_scores_failed_on_every_item_has_a_failed_system_score():
+def test_a_metric_of_several_scores_failed_on_every_item_has_no_system_score(caplog):
     """Opik names a failed item's result after the metric (bertscore), not after each of
     its scores (bertscore_f1): with every item failed, only that name is in the results."""
     run = opik.evaluate_on_dict_items(
@@ -165,8 +168,11 @@ def test_a_metric_of_several_scores_failed_on_every_item_has_a_failed_system_sco
     assert {result.name for test in run.test_results for result in test.score_results} == {
         "bertscore"
     }
-    [system] = system_score_function("bertscore_f1", resamples=10)(run.test_results)
-    assert system.scoring_failed and system.metadata["failed"] == 2
-    assert system.reason == "No item has a bertscore_f1 score (2 failed)."
+    system_score = system_score_function("bertscore_f1", resamples=10)
+    with pytest.raises(ValueError, match=r"No item has a bertscore_f1 score \(2 failed"):
+        system_score(run.test_results)
+    # Opik's own experiment scoring logs the error and gives no score.
+    assert compute_experiment_scores([system_score], run.test_results) == []
+    assert "No item has a bertscore_f1 score" in caplog.text
     with pytest.raises(ValueError, match="No score named 'chrf'"):
         collect_item_scores(run.test_results, "chrf")

@@ -142,7 +142,9 @@ def system_score_function(
     """An experiment scoring function: the mean of ``metric_name`` over the items.
 
     The score is named ``<metric_name>_system``; its metadata hold the item count, the
-    bootstrap interval and the failed items, which are named, not averaged in.
+    bootstrap interval and the failed items, which are named, not averaged in. With no
+    item scored, the function raises ``ValueError``: Opik then logs it and shows no
+    system score, where a failed result's 0.0 was printed in its summary as a score.
 
     Example:
         >>> system_score_function("comet").__name__
@@ -154,15 +156,10 @@ def system_score_function(
         name = f"{metric_name}_system"
         failed = list(collected.failed)
         if not collected.scores:
-            return [
-                score_result.ScoreResult(
-                    name=name,
-                    value=0.0,
-                    reason=f"No item has a {metric_name} score ({len(failed)} failed).",
-                    metadata={"count": 0, "failed": len(failed), "failed_items": failed},
-                    scoring_failed=True,
-                )
-            ]
+            raise ValueError(
+                f"No item has a {metric_name} score ({len(failed)} failed, e.g. "
+                f"{failed[:3]}): there is no {name} score."
+            )
         interval = bootstrap_interval(
             list(collected.scores.values()),
             confidence=confidence,

@@ -219,8 +219,7 @@ def _unavailable(source: ModelSource, error: BaseException) -> ModelUnavailableE
         if directory.is_dir():
             # There, but not a loadable model (weights missing, a broken config...).
             return ModelUnavailableError(
-                f"Model {source.name!r} could not be loaded from the directory {directory}: "
-                f"{text}"
+                f"Model {source.name!r} could not be loaded from the directory {directory}: {text}"
             )
         return ModelUnavailableError(
             f"Model {source.name!r} could not be loaded: there is no directory {directory} "
