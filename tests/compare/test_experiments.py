@@ -8,6 +8,7 @@ from typing import Any
 
 import opik
 import pytest
+from opik import id_helpers
 from opik.config import OpikConfig
 from opik.evaluation import test_case, test_result
 from opik.evaluation.metrics import Equals, base_metric
@@ -164,6 +165,20 @@ def test_item_order_reads_digit_runs_as_numbers_of_any_length():
         "item_10",
         long_run,
     ]
+
+
+def test_opiks_uuid7_item_ids_keep_the_order_they_were_made_in():
+    # Their hex digit runs read as numbers put them in no order at all: the millisecond
+    # after 01939999 is 0193999a, whose digit run 0193999 is the smaller number.
+    made = [
+        "01939999-0000-7000-8000-000000000000",
+        "0193999a-0000-7000-8000-000000000000",
+        *(id_helpers.generate_id() for _ in range(20)),
+    ]
+    assert made == sorted(made)  # made in text order
+    assert sorted(reversed(made), key=item_order) == made
+    # Beside other keys the order stays total.
+    assert sorted([made[1], "item_2", made[0]], key=item_order) == [made[0], made[1], "item_2"]
 
 
 def test_collect_scores_averages_trials_when_asked():

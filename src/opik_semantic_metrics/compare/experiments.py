@@ -120,18 +120,25 @@ class MetricSummary:
         raise KeyError(f"No comparison of {first!r} with {second!r} on {self.metric!r}.")
 
 
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+
 def item_order(key: str) -> tuple[list[str | tuple[int, str]], str]:
     """Sort key of an item key that orders its digit runs as numbers: "item_2" before
     "item_10", so that results do not depend on the order Opik's threads finished in.
 
     A digit run compares by its length without leading zeros, then its digits: the
     order of the numbers, without converting a run too long for ``int()``. The key itself
-    breaks ties ("item_01" and "item_1"), so the order is total.
+    breaks ties ("item_01" and "item_1"), so the order is total. A UUID sorts as text:
+    Opik's dataset item ids are UUIDv7, whose text order is the order they were made in,
+    and their hex digit runs read as numbers would scramble it.
 
     Example:
         >>> sorted(["item_10", "item_2", "item_1"], key=item_order)
         ['item_1', 'item_2', 'item_10']
     """
+    if _UUID.fullmatch(key):
+        return [key], key
     parts: list[str | tuple[int, str]] = []
     for index, part in enumerate(re.split(r"(\d+)", key)):
         digits = part.lstrip("0")
