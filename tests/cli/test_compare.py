@@ -135,13 +135,7 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
             '{"metric": "bertscore", "scores": [{"f1": 0.5}]}',
             '{"metric": "comet", "scores": [{"f1": 0.5}]}',
             [],
-            "{a} and {b} were scored differently (metric 'bertscore' against 'comet')",
-        ),
-        (
-            '{"hash": "m_L6_no-idf_version=0.3.12(hug_trans=5.24.0)", "scores": [{"f1": 0.5}]}',
-            '{"hash": "m_L6_idf_version=0.3.12(hug_trans=5.24.0)", "scores": [{"f1": 0.5}]}',
-            [],
-            "(hash 'm_L6_no-idf' against 'm_L6_idf')",
+            "{a} and {b} were scored by different metrics ('bertscore' against 'comet')",
         ),
         ("0.5\n", "0.6\n", ["--names", "x", "x"], "different names"),
         ("0.5\n0.6\n", "0.4\n0.5\n", ["--alpha", "2"], "`alpha` between 0 and 1"),
@@ -169,7 +163,6 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
         "underscore-digits",
         "negative-seed",
         "two-metrics",
-        "two-settings",
         "same-names",
         "alpha",
         "resamples",
@@ -231,12 +224,28 @@ def test_result_files_of_one_weight_type_or_silent_on_it_are_compared(
     assert json.loads(capsys.readouterr().out)["items"] == 3
 
 
+def test_files_of_different_settings_are_compared_with_a_warning(capsys, tmp_path):
+    # Other settings, or one model named two ways: worth a warning, not a refusal.
+    paths = []
+    for name, hash_text in (("a", "m_L6_no-idf"), ("b", "m_L6_idf")):
+        document = {"hash": hash_text + "_version=0.3.12(hug_trans=5.24.0)"}
+        document["scores"] = [{"f1": value} for value in (0.5, 0.6, 0.7)]
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(document))
+        paths.append(str(path))
+    assert main(["compare", *paths, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["items"] == 3
+    [warning] = captured.err.splitlines()
+    assert "warning:" in warning and "(hash 'm_L6_no-idf' against 'm_L6_idf')" in warning
+
+
 def test_json_after_blank_lines_and_one_setting_under_two_releases_are_compared(capsys, tmp_path):
     # A leading blank line once sent a JSON file to the number reader; and the package
-    # versions in a bert_score hash do not make two scorings different.
+    # versions and tokenizer class in a bert_score hash do not make two scorings different.
     hashes = (
         "m_L6_no-idf_version=0.3.12(hug_trans=4.40.2)",
-        "m_L6_no-idf_version=0.3.12(hug_trans=5.24.0)",
+        "m_L6_no-idf_version=0.3.12(hug_trans=5.24.0)_fast-tokenizer",
     )
     paths = []
     for name, hash_text, scores in (
@@ -248,4 +257,6 @@ def test_json_after_blank_lines_and_one_setting_under_two_releases_are_compared(
         path.write_text("\n\n" + json.dumps(document))
         paths.append(str(path))
     assert main(["compare", *paths, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["items"] == 3
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["items"] == 3
+    assert captured.err == ""  # the versions and the tokenizer class are not settings

@@ -69,8 +69,9 @@ def test_metric_scores_within_the_tie_tolerance_tie_as_the_human_scores_do():
     exact = summary_level(metric, human, tie_tolerance=0.0)
     assert (exact.count, exact.skipped) == (2, 0)
     assert exact.kendall < 1.0
-    # Ties do not chain: 8e-7 steps tie each to the lowest of its group only.
-    chained = summary_level([[0.7, 0.7000008, 0.7000016]], [[0.1, 0.1, 0.3]])
+    # Ties do not chain, and a group is anchored at its highest score, as ranks are:
+    # 0.7000008 ties 0.7000016 above it, and 0.7 is a group of its own.
+    chained = summary_level([[0.7, 0.7000008, 0.7000016]], [[0.1, 0.3, 0.3]])
     assert chained.kendall == pytest.approx(1.0)
     with pytest.raises(ValueError, match="`tie_tolerance` to be a finite number >= 0"):
         system_level(metric, human, tie_tolerance=-1.0)

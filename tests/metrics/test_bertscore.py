@@ -326,15 +326,21 @@ def test_a_layer_the_model_does_not_have_fails_when_the_metric_is_made(layer):
         BERTScore(model="all-MiniLM-L6-v2", num_layers=layer, device="cpu", track=False)
 
 
-def test_a_model_that_cannot_be_loaded_fails_when_the_metric_is_made(tmp_path, minilm_path):
+def test_a_model_that_cannot_be_loaded_fails_when_the_metric_is_made(
+    tmp_path, minilm_path, monkeypatch
+):
     # Its configuration reads, its weights are missing: every item of an experiment
     # used to fail on its own retried load (37 load attempts for 32 items).
     for name in ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt"):
         if (minilm_path / name).exists():
             (tmp_path / name).write_bytes((minilm_path / name).read_bytes())
-    # The directory is there: the message gives the loader's reason, not "no directory".
+    # The directory is there: the message gives the loader's reason, not "no directory"
+    # nor (for a relative spelling such as "models/x") the Hub's.
     with pytest.raises(ModelUnavailableError, match="could not be loaded from the directory"):
         BERTScore(model=str(tmp_path), device="cpu", track=False)
+    monkeypatch.chdir(tmp_path.parent)
+    with pytest.raises(ModelUnavailableError, match="could not be loaded from the directory"):
+        BERTScore(model=tmp_path.name, device="cpu", track=False)
 
 
 def test_unfitted_idf_fails_each_item_before_any_forward_pass(monkeypatch):

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import random
+import warnings
 
 import opik
 import pytest
+import torch
 from opik.evaluation import test_case, test_result
 from opik.evaluation.evaluation_result import compute_experiment_scores
 from opik.evaluation.metrics.score_result import ScoreResult
@@ -24,10 +26,15 @@ SYSTEM_B = [0.65, 0.6, 0.8, 0.5, 0.83, 0.61, 0.7, 0.6, 0.7, 0.72, 0.5, 0.64]
 
 
 def _results(
-    scores: list[float | None], name: str = "comet", trial: int = 0, dtype: str | None = None
+    scores: list[float | None],
+    name: str = "comet",
+    trial: int = 0,
+    dtype: str | None = None,
+    **recorded: str,
 ) -> list[test_result.TestResult]:
     """Opik test results, one per item; ``None`` is a failed score (Opik records 0.0);
-    with ``dtype``, the weight type our metrics record in the metadata."""
+    with ``dtype`` (and ``recorded``), what our metrics record in the metadata."""
+    metadata = ({"dtype": dtype} if dtype is not None else {}) | recorded
     return [
         test_result.TestResult(
             test_case=test_case.TestCase(
@@ -38,7 +45,7 @@ def _results(
                     name=name,
                     value=0.0 if score is None else score,
                     scoring_failed=score is None,
-                    metadata=None if dtype is None else {"dtype": dtype},
+                    metadata=metadata or None,
                 )
             ],
             trial_id=trial,
@@ -137,6 +144,26 @@ def test_compare_reads_iterators_once_and_refuses_lists_of_non_numbers():
         compare([0.1, None], [0.1, 0.2])
     with pytest.raises(ValueError, match="got str at position 0"):
         compare(["0.5", 0.2], [0.1, 0.2])
+    # What float() reads is a number: bert_score's own P/R/F come as tensors.
+    assert compare(torch.tensor(SYSTEM_A), torch.tensor(SYSTEM_B)) == compare_systems(
+        torch.tensor(SYSTEM_A).tolist(), torch.tensor(SYSTEM_B).tolist()
+    )
+
+
+def test_compare_warns_when_the_scores_record_other_settings():
+    expected = compare_systems(SYSTEM_A, SYSTEM_B)
+    one = compare(_results(SYSTEM_A, model="m"), _results(SYSTEM_B, model="m"))
+    assert one == expected
+    with pytest.warns(UserWarning, match="different models \\(kiwi, m\\)"):
+        assert compare(_results(SYSTEM_A, model="m"), _results(SYSTEM_B, model="kiwi")) == expected
+    # Package versions and the tokenizer class are not settings.
+    hashes = (
+        "x_L6_no-idf_version=0.3.12(hug_trans=4.40.2)",
+        "x_L6_no-idf_version=0.3.12(hug_trans=5.24.0)_fast-tokenizer",
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compare(_results(SYSTEM_A, hash=hashes[0]), _results(SYSTEM_B, hash=hashes[1]))
 
 
 def test_compare_refuses_failed_and_unmatched_items():

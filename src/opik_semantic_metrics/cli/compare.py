@@ -13,8 +13,10 @@ import dataclasses
 import json
 import math
 import re
+import sys
 from typing import Any, NamedTuple
 
+from opik_semantic_metrics.bertscore.engine import settings_of_hash
 from opik_semantic_metrics.cli.common import CliError, json_text, read_lines
 from opik_semantic_metrics.compare.experiments import MetricSummary
 from opik_semantic_metrics.compare.stats import TIE_TOLERANCE, bootstrap_interval, compare_systems
@@ -23,13 +25,10 @@ from opik_semantic_metrics.report.tables import summaries_pairwise_table, summar
 #: Score keys tried, in order, when --score is not given.
 DEFAULT_SCORE_KEYS = ("f1", "score")
 
-#: What a result file records about how it was scored, beside its weight type: two files
-#: that record different values were scored by different metrics or settings.
-SETTINGS = ("metric", "model", "layer", "hash")
-
-#: The package versions in a bert_score hash: the same settings scored under two
-#: releases are still comparable.
-_HASH_VERSIONS = re.compile(r"_version=[^(]*\(hug_trans=[^)]*\)")
+#: What a result file records about how it was scored, beside its weight type and metric:
+#: two files that differ in one were likely scored with different settings (or name one
+#: model two ways, as "all-MiniLM-L6-v2" and its Hub id): a warning, not a refusal.
+SETTINGS = ("model", "layer", "hash")
 
 #: A number as the result commands write one (Python's float() also takes "1_0").
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)", re.I)
@@ -57,7 +56,7 @@ def add_parser(subparsers: Any) -> None:
         default=TIE_TOLERANCE,
         help="per-line differences (and a difference of means) up to this are ties "
         f"(default {TIE_TOLERANCE:g}: scores of one text agree only that closely across "
-        "batchings; 0 compares exactly)",
+        "batchings; 0 compares exactly but for the scores' rounding)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.set_defaults(run=run)
@@ -118,9 +117,9 @@ def _json_scores(path: str, text: str, key: str | None) -> ResultFile:
         except OverflowError:  # an int past a float's range
             values.append(math.inf if value > 0 else -math.inf)
     dtype = document.get("dtype")
-    settings = {name: document[name] for name in SETTINGS if name in document}
+    settings = {name: document[name] for name in ("metric", *SETTINGS) if name in document}
     if isinstance(settings.get("hash"), str):
-        settings["hash"] = _HASH_VERSIONS.sub("", settings["hash"])
+        settings["hash"] = settings_of_hash(settings["hash"])
     return ResultFile(
         key, _checked(path, values), dtype if isinstance(dtype, str) else None, settings
     )
@@ -142,12 +141,19 @@ def run(args: argparse.Namespace) -> int:
             "a weight type moves scores by more than the differences a comparison weighs; "
             "score both with one --dtype"
         )
+    metrics = (settings_a.get("metric"), settings_b.get("metric"))
+    if None not in metrics and metrics[0] != metrics[1]:
+        raise CliError(
+            f"{args.results_a} and {args.results_b} were scored by different metrics "
+            f"({metrics[0]!r} against {metrics[1]!r}): compare two systems scored by one metric"
+        )
     for name in SETTINGS:
         if name in settings_a and name in settings_b and settings_a[name] != settings_b[name]:
-            raise CliError(
-                f"{args.results_a} and {args.results_b} were scored differently ({name} "
-                f"{settings_a[name]!r} against {settings_b[name]!r}): compare two systems "
-                "scored by one metric with the same settings"
+            print(
+                f"opik-semantic-metrics: warning: {args.results_a} and {args.results_b} "
+                f"record different settings ({name} {settings_a[name]!r} against "
+                f"{settings_b[name]!r}); the difference may be the settings', not the systems'",
+                file=sys.stderr,
             )
     if args.seed < 0:
         raise CliError(f"--seed must be 0 or more, got {args.seed}")

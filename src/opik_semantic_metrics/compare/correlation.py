@@ -22,7 +22,6 @@ scores are taken as they are.
 
 from __future__ import annotations
 
-import itertools
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -82,16 +81,21 @@ def _grids(metric: ScoreGrid, human: ScoreGrid) -> tuple[np.ndarray, np.ndarray]
 
 
 def _tied(values: np.ndarray, tie_tolerance: float) -> np.ndarray:
-    """Each row's values within ``tie_tolerance`` (and rounding) of the lowest of a
-    group set to it: 0.7, 0.7000003, 0.5 -> 0.7, 0.7, 0.5. As in ranks, ties do not
-    chain: 0.7, 0.7000008 and 0.7000016 give 0.7, 0.7, 0.7000016."""
+    """Each row's values within ``tie_tolerance`` (and rounding) of the highest of a
+    group set to it: 0.7, 0.7000003, 0.5 -> 0.7000003, 0.7000003, 0.5. As in
+    :attr:`~opik_semantic_metrics.compare.experiments.MetricSummary.ranks`, a group is
+    anchored at its highest value and ties do not chain: 0.7000016, 0.7000008 and 0.7
+    give 0.7000016, 0.7000016, 0.7."""
     check_tie_tolerance(tie_tolerance)
     tied = values.copy()
     for row in tied:
-        order = np.argsort(row, kind="stable")
-        for lower, higher in itertools.pairwise(order):
-            if row[higher] - row[lower] <= tie_tolerance + rounding_error(row[higher]):
-                row[higher] = row[lower]
+        highest_first = np.argsort(-row, kind="stable")
+        top = row[highest_first[0]]
+        for index in highest_first[1:]:
+            if top - row[index] <= tie_tolerance + rounding_error(top):
+                row[index] = top
+            else:
+                top = row[index]
     return tied
 
 
@@ -115,7 +119,8 @@ def system_level(
     Args:
         metric: ``metric[d][s]`` = the metric's score of system ``s`` on document ``d``.
         human: The human scores on the same grid.
-        tie_tolerance: Metric means no further apart are equal; ``0.0`` keeps them.
+        tie_tolerance: Metric means no further apart are equal; ``0.0`` keeps all but
+            those apart only by rounding.
 
     Returns:
         The three coefficients over the systems (``count`` = number of systems).
@@ -147,7 +152,7 @@ def summary_level(
         metric: ``metric[d][s]`` = the metric's score of system ``s`` on document ``d``.
         human: The human scores on the same grid.
         tie_tolerance: A document's metric scores no further apart are equal; ``0.0``
-            keeps them.
+            keeps all but those apart only by rounding.
 
     Returns:
         The averaged coefficients; ``count`` documents averaged, ``skipped`` documents

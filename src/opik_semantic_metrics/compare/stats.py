@@ -18,9 +18,9 @@ The paired functions count an item whose two scores differ by at most ``tie_tole
 the same score only within 1e-6 whatever the batching (a micro-batch pads its texts to
 its longest one, and the matrix products round differently), so a smaller difference
 says nothing about the systems; left in, it made two runs of one system differ
-"significantly". Pass ``tie_tolerance=0.0`` to compare scores exactly. Either way the
-bound is widened by the rounding of the numbers compared (a few units in their last
-place), so that scores written to six decimals and 1e-6 apart are ties whichever way
+"significantly". Pass ``tie_tolerance=0.0`` to compare scores exactly but for this:
+either way the bound is widened by the rounding of the numbers compared (a few units in
+their last place), so that scores written to six decimals and 1e-6 apart are ties whichever way
 their binary forms round (0.700001 - 0.7 is 1.0000000000287557e-06 in float64).
 """
 

@@ -1,7 +1,8 @@
 """BERTScore as an Opik metric: F1, precision and recall, faithful to bert_score.
 
 A thin wrapper over :class:`~opik_semantic_metrics.bertscore.engine.BERTScoreEngine`;
-the model is loaded once per process and shared by every instance and thread.
+the model is loaded once per process, when the first metric using it is built, and
+shared by every instance and thread.
 
 Bad input, by design:
 
@@ -73,6 +74,11 @@ class BERTScore(base_metric.BaseMetric):
             where the hardware has it (see the README for its deviation, and its scores'
             dependence on batching).
         idf_references: References to fit idf on at construction.
+
+    Raises:
+        ValueError: Inconsistent settings (a layer the model lacks, rescaling without a
+            baseline, an unknown ``dtype``...).
+        ModelUnavailableError: The model cannot be had (it loads here, not per item).
 
     Example:
         >>> metric = BERTScore(model="all-MiniLM-L6-v2", device="cpu", track=False)

@@ -21,13 +21,14 @@ both see the same items in the same order.
 
 from __future__ import annotations
 
-import numbers
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from opik.evaluation.metrics import score_result
 
+from opik_semantic_metrics.bertscore.engine import settings_of_hash
 from opik_semantic_metrics.compare.experiments import collect_scores, item_order
 from opik_semantic_metrics.compare.stats import (
     TIE_TOLERANCE,
@@ -71,19 +72,19 @@ def _test_results(results: Any) -> list[Any] | None:
     return None
 
 
-def _score_types(results: Any, metric_name: str) -> set[str]:
-    """The weight types (``metadata["dtype"]``) of the successful ``metric_name`` scores."""
+def _recorded(results: Any, metric_name: str, key: str) -> set[str]:
+    """What the successful ``metric_name`` scores record under ``metadata[key]``: their
+    weight type (``dtype``), model or hash (without what is not a setting)."""
     test_results = _test_results(results)
     if test_results is None:
         return set()
-    return {
-        score.metadata["dtype"]
+    values = {
+        str(score.metadata[key])
         for test in test_results
         for score in test.score_results
-        if score.name == metric_name
-        and not score.scoring_failed
-        and "dtype" in (score.metadata or {})
+        if score.name == metric_name and not score.scoring_failed and key in (score.metadata or {})
     }
+    return {settings_of_hash(value) for value in values} if key == "hash" else values
 
 
 def collect_item_scores(results: Any, metric_name: str | None = None) -> ItemScores:
@@ -105,17 +106,20 @@ def collect_item_scores(results: Any, metric_name: str | None = None) -> ItemSco
     results = _materialised(results)
     test_results = _test_results(results)
     if test_results is None:
+        scores = {}
         for index, value in enumerate(results):
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            # Anything float() reads (NumPy values, 0-d tensors, Decimal), but not the
+            # text, truth value or missing value that float() would also take or fail on.
+            try:
+                if value is None or isinstance(value, bool | str | bytes):
+                    raise TypeError
+                scores[str(index)] = float(value)
+            except (TypeError, ValueError):
                 raise ValueError(
                     "Expected Opik results or a list of numbers, got "
                     f"{type(value).__name__} at position {index}."
-                )
-        return ItemScores(
-            metric_name or "score",
-            {str(index): float(value) for index, value in enumerate(results)},
-            (),
-        )
+                ) from None
+        return ItemScores(metric_name or "score", scores, ())
     # The experiment's name shows only in the error for repeated items, which "mean" spares.
     collected = collect_scores(test_results, "results", trials="mean")
     names = sorted(collected.metrics)
@@ -134,6 +138,10 @@ def collect_item_scores(results: Any, metric_name: str | None = None) -> ItemSco
     # Every item without a successful score, whether its score failed or is missing.
     failed = tuple(item for item in collected.items if item not in scores)
     return ItemScores(metric_name, scores, failed)
+
+
+#: Metadata our metrics record that two compared systems should share.
+_SETTINGS = ("model", "hash")
 
 
 def system_score_function(
@@ -216,7 +224,7 @@ def compare(
         seed: Seed of the resampling.
         tie_tolerance: Per-item differences, and a difference of the means, no larger
             than this are ties (the default, 1e-6, is how closely our metrics agree on one
-            text across batchings); ``0.0`` compares exactly.
+            text across batchings); ``0.0`` compares exactly but for the scores' rounding.
 
     Returns:
         The :class:`~opik_semantic_metrics.compare.stats.Comparison`: means, winner,
@@ -234,6 +242,7 @@ def compare(
     """
     collected = []
     types: list[tuple[str, set[str]]] = []
+    settings: list[dict[str, set[str]]] = []
     for name, given in ((name_a, results_a), (name_b, results_b)):
         results = _materialised(given)
         items = collect_item_scores(results, metric_name)
@@ -243,7 +252,8 @@ def compare(
                 f"(failed), e.g. {list(items.failed[:3])}: a paired comparison needs every item."
             )
         collected.append(items.scores)
-        types.append((name, _score_types(results, items.metric_name)))
+        types.append((name, _recorded(results, items.metric_name, "dtype")))
+        settings.append({key: _recorded(results, items.metric_name, key) for key in _SETTINGS})
     if len(set().union(*(system_types for _, system_types in types))) > 1:
         # The fast mode moves scores by more than the differences a comparison weighs.
         found = "; ".join(
@@ -254,6 +264,16 @@ def compare(
             f"Expected every score to come from one weight type, found {found}: part of the "
             "difference would be the type's. Score both systems in float32 to compare them."
         )
+    for key in _SETTINGS:
+        recorded = set().union(*(system[key] for system in settings))
+        if len(recorded) > 1:
+            # One model named two ways is possible: a warning, not a refusal.
+            warnings.warn(
+                f"The scores record different {key}s ({', '.join(sorted(recorded))}): the "
+                "difference may be the settings', not the systems'.",
+                UserWarning,
+                stacklevel=2,
+            )
     scores_a, scores_b = collected
     if scores_a.keys() != scores_b.keys():
         only = sorted(scores_a.keys() ^ scores_b.keys(), key=item_order)

@@ -214,13 +214,16 @@ def _unavailable(source: ModelSource, error: BaseException) -> ModelUnavailableE
     from huggingface_hub import constants
 
     text = str(error)
+    location = Path(source.location).expanduser()
+    if location.is_dir() and not source.packaged:
+        # There (whatever its spelling: "models/x" too), but not a loadable model:
+        # weights missing, a broken configuration...
+        return ModelUnavailableError(
+            f"Model {source.name!r} could not be loaded from the directory "
+            f"{location.absolute()}: {text}"
+        )
     if _looks_like_a_path(source.name):
         directory = Path(source.name).expanduser().absolute()
-        if directory.is_dir():
-            # There, but not a loadable model (weights missing, a broken config...).
-            return ModelUnavailableError(
-                f"Model {source.name!r} could not be loaded from the directory {directory}: {text}"
-            )
         return ModelUnavailableError(
             f"Model {source.name!r} could not be loaded: there is no directory {directory} "
             "(a Hub id is 'name' or 'owner/name')."
