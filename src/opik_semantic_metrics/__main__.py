@@ -4,4 +4,6 @@ import sys
 
 from opik_semantic_metrics.cli.main import main
 
-sys.exit(main())
+# Guarded so that tools walking the package (pydoc, Sphinx, pkgutil) can import it.
+if __name__ == "__main__":
+    sys.exit(main())

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+from importlib.util import find_spec
+from pathlib import Path
 
 import pytest
 import torch
 from bert_score import BERTScorer
 
 from opik_semantic_metrics.bertscore.baseline import (
+    PACKAGED_BASELINES,
     Baseline,
     baseline_pairs,
     compute_baseline,
@@ -23,6 +26,20 @@ def test_reads_bert_scores_packaged_roberta_large_layer_17():
     baseline = read_baseline(packaged_baseline_path("en", "roberta-large"), 17)
     # Values of bert_score 0.3.13's rescale_baseline/en/roberta-large.tsv, row 17.
     assert baseline == Baseline(precision=0.83150584, recall=0.8314941, f1=0.83122575)
+
+
+def test_the_packaged_baselines_are_bert_scores_files_unchanged():
+    # The reference package is installed for the tests: its files are the originals.
+    origin = find_spec("bert_score").origin
+    originals = Path(origin).parent / "rescale_baseline"
+    ours = {
+        path.relative_to(PACKAGED_BASELINES): path for path in PACKAGED_BASELINES.rglob("*.tsv")
+    }
+    theirs = {path.relative_to(originals): path for path in originals.rglob("*.tsv")}
+    assert len(theirs) == 72
+    assert sorted(ours) == sorted(theirs)
+    for name, path in ours.items():
+        assert path.read_bytes() == theirs[name].read_bytes(), name
 
 
 def test_write_then_read_round_trips(tmp_path):

@@ -34,6 +34,15 @@ def test_the_console_script_points_at_main():
     assert getattr(import_module(module), attribute) is main
 
 
+def test_the_main_module_runs_the_command_and_imports_without_running_it():
+    completed = _module_command("--help")
+    assert completed.returncode == 0
+    assert completed.stdout.startswith("usage: opik-semantic-metrics")
+    # Tools that walk the package (pydoc, Sphinx, pkgutil) import __main__ too.
+    module = import_module("opik_semantic_metrics.__main__")
+    assert module.main is main
+
+
 def test_help_lists_every_subcommand(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--help"])

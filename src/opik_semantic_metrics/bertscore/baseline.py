@@ -9,18 +9,18 @@ with one ``b`` each for P, R and F, per layer. Rescaled scores can be negative.
 
 Baseline files are bert_score's format: comma-separated (despite the ``.tsv`` name), a
 header ``LAYER,P,R,F`` and one row per layer from 0, the row at position ``layer`` being
-used. bert_score ships files for about 130 models under
-``bert_score/rescale_baseline/<lang>/<model>.tsv``; they are read from the installed
-package as data. :func:`compute_baseline` makes such a file for any model, the way
-bert_score's authors made theirs (``get_rescale_baseline/get_rescale_baseline.py``):
-lines of fewer than 32 space-separated words, split at random into two halves that are
-paired, BERTScore without idf at every layer, averaged.
+used. bert_score 0.3.13's 72 files (``rescale_baseline/<lang>/<model>.tsv``, 12
+languages) ship unchanged with this package, beside this module, with their MIT licence
+(``rescale_baseline/SOURCE.md``). :func:`compute_baseline` makes such a file for any
+model, the way bert_score's authors made theirs
+(``get_rescale_baseline/get_rescale_baseline.py``): lines of fewer than 32
+space-separated words, split at random into two halves that are paired, BERTScore
+without idf at every layer, averaged.
 """
 
 from __future__ import annotations
 
 import csv
-import importlib.util
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -52,19 +52,22 @@ class Baseline:
         return torch.tensor([self.precision, self.recall, self.f1], dtype=torch.float32)
 
 
+#: bert_score 0.3.13's baseline files, shipped with this package.
+PACKAGED_BASELINES = Path(__file__).parent / "rescale_baseline"
+
+
 def packaged_baseline_path(lang: str, model: str) -> Path:
-    """Path of bert_score's packaged baseline file for a language and model.
+    """Path of bert_score's baseline file for a language and model, as packaged here.
 
     The file may not exist (no baseline for that pair); :func:`read_baseline` says so.
+
+    Example:
+        >>> path = packaged_baseline_path("EN", "roberta-large")
+        >>> path.relative_to(PACKAGED_BASELINES).as_posix(), path.is_file()
+        ('en/roberta-large.tsv', True)
     """
-    spec = importlib.util.find_spec("bert_score")
-    if spec is None or spec.origin is None:
-        raise FileNotFoundError(
-            "The bert-score package, which ships the baseline files, is not installed: "
-            "`pip install bert-score`, or pass `baseline_path`."
-        )
     # Lower case, as bert_score reads `lang` ("EN" finds en/roberta-large.tsv).
-    return Path(spec.origin).parent / "rescale_baseline" / lang.lower() / f"{model}.tsv"
+    return PACKAGED_BASELINES / lang.lower() / f"{model}.tsv"
 
 
 def read_baseline(path: str | Path, layer: int) -> Baseline:

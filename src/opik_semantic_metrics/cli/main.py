@@ -1,4 +1,4 @@
-"""Entry point of ``opik-semantic-metrics`` (also ``python -m opik_semantic_metrics.cli``).
+"""Entry point of ``opik-semantic-metrics`` (also ``python -m opik_semantic_metrics``).
 
 Errors the user can fix (files, arguments, models that cannot be had, bad input) are
 printed as one line on stderr and exit with status 2, as argparse does for bad usage.
