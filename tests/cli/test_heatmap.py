@@ -77,6 +77,18 @@ def test_a_text_cut_at_the_token_limit_is_said(capsys, tmp_path):
     assert printed.endswith("(candidate cut at the model's 512 tokens)")
 
 
+def test_a_png_too_large_to_draw_is_refused_before_drawing(capsys, tmp_path):
+    # 512 x 512 tokens at 300 dpi: a 31,000-pixel square, tens of gigabytes to draw.
+    output = tmp_path / "huge.png"
+    long_text = "word " * 600
+    arguments = ["heatmap", "--candidate", long_text, "--reference", long_text, "--dpi", "300"]
+    assert main([*arguments, "-o", str(output), *MINILM]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert "512 x 512 tokens at --dpi 300 would be a 31470 x 31320 pixel PNG" in line
+    assert line.endswith("pixels this command draws; use --dpi 104 or less")
+    assert not output.exists()
+
+
 def test_text_and_file_for_one_side_are_refused_by_argparse(capsys, text_files):
     with pytest.raises(SystemExit) as exit_info:
         main(["heatmap", "--candidate", "x", "-c", str(text_files["candidates"]), "-o", "a.png"])

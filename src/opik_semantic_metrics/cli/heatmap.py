@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,12 @@ from opik_semantic_metrics.cli.common import (
     read_lines,
 )
 
-#: Beyond print resolution: a long pair's figure would take gigabytes.
+#: Beyond print resolution.
 MAX_DPI = 2400
+#: Drawing takes about 20 bytes a pixel: this bound keeps a PNG under about 2.5 GB of memory
+#: and still lets the longest pair a model takes (512 x 512 tokens, 105 x 104 inches) be
+#: drawn at the default 100 dpi. The figure grows with the texts, about 0.2 inch a token.
+MAX_PIXELS = 120_000_000
 
 
 def add_parser(subparsers: Any) -> None:
@@ -71,8 +76,13 @@ def run(args: argparse.Namespace) -> int:
     [result] = engine.score([candidate], [reference])
     title = f"BERTScore F1 {result.f1:.3f} (P {result.precision:.3f}, R {result.recall:.3f})"
     figure = similarity_heatmap(candidate_tokens, reference_tokens, matrix, title=title)
+    _check_pixels(figure.get_size_inches(), args.dpi, len(candidate_tokens), len(reference_tokens))
     try:
-        output.write_bytes(figure_png(figure, dpi=args.dpi))
+        png = figure_png(figure, dpi=args.dpi)
+    except MemoryError as error:
+        raise CliError(f"not enough memory to draw the PNG at --dpi {args.dpi}") from error
+    try:
+        output.write_bytes(png)
     except OSError as error:
         raise CliError(f"cannot write {output}: {error.strerror or error}") from error
     cut = [
@@ -90,3 +100,16 @@ def run(args: argparse.Namespace) -> int:
         + (f" ({' and '.join(cut)} cut at the model's {limit} tokens)" if cut else "")
     )
     return 0
+
+
+def _check_pixels(size_inches: Any, dpi: int, rows: int, columns: int) -> None:
+    """Refuse, before drawing, a PNG that would take gigabytes of memory."""
+    width, height = (float(inches) for inches in size_inches)
+    if width * height * dpi * dpi <= MAX_PIXELS:
+        return
+    largest_dpi = math.floor(math.sqrt(MAX_PIXELS / (width * height)))
+    raise CliError(
+        f"{rows} x {columns} tokens at --dpi {dpi} would be a "
+        f"{round(width * dpi)} x {round(height * dpi)} pixel PNG, over the "
+        f"{MAX_PIXELS:,} pixels this command draws; use --dpi {largest_dpi} or less"
+    )
