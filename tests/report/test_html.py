@@ -34,3 +34,12 @@ def test_report_embeds_every_piece_in_order(tmp_path):
 def test_add_image_refuses_bytes_that_are_not_png():
     with pytest.raises(ValueError, match="Expected PNG bytes"):
         HtmlReport("x").add_image(b"GIF89a....", alt="x")
+
+
+def test_text_utf8_cannot_hold_is_escaped_and_an_old_report_is_not_emptied(tmp_path):
+    path = tmp_path / "report.html"
+    path.write_text("the previous report")
+    report = HtmlReport("Failures")
+    report.add_paragraph("item text \ud800 (an unpaired surrogate)")
+    report.write(path)
+    assert "<p>item text \\ud800 (an unpaired surrogate)</p>" in path.read_text(encoding="utf-8")

@@ -43,6 +43,12 @@ def test_html_escapes_cells_and_marks_numeric_columns():
     assert page.count("<tr>") == 3
 
 
+def test_a_line_break_in_a_cell_keeps_its_row_on_one_line():
+    table = Table(("system", "mean"), (("beam\nsearch", "0.5"), ("greedy\r\n", "0.4")))
+    assert table.to_text().splitlines()[2:] == ["beam search   0.5", "greedy        0.4"]
+    assert table.to_markdown().splitlines()[2:] == ["| beam search | 0.5 |", "| greedy | 0.4 |"]
+
+
 def test_rows_must_match_the_headers():
     with pytest.raises(ValueError, match="rows of 2 cells"):
         Table(("a", "b"), (("1",),))
@@ -76,6 +82,16 @@ def test_summary_table_shows_each_interval_and_rank():
     )
     assert table.rows[0][-1] == "2"
     assert summaries_pairwise_table([summary]).rows[0][:3] == ("f1", "b", "a")
+
+
+@pytest.mark.parametrize(
+    ("confidence", "label"), [(0.9, "90%"), (0.975, "97.5%"), (0.999, "99.9%")]
+)
+def test_summary_table_labels_the_interval_with_its_confidence(confidence, label):
+    a = ExperimentScores("a", ("1", "2"), {"f1": {"1": 0.9, "2": 0.7}}, {})
+    b = ExperimentScores("b", ("1", "2"), {"f1": {"1": 0.5, "2": 0.6}}, {})
+    table = summary_table(summarize([a, b], resamples=50, confidence=confidence))
+    assert table.headers[5:7] == (f"{label} low", f"{label} high")
 
 
 def test_summary_table_shows_the_items_a_failed_score_left_out():

@@ -86,8 +86,14 @@ class HtmlReport:
         )
 
     def write(self, path: str | Path) -> Path:
-        """Write the page (UTF-8), creating the folder; returns the path."""
+        """Write the page (UTF-8), creating the folder; returns the path.
+
+        A character UTF-8 cannot hold (an unpaired surrogate, as in the text of an item
+        that failed to score for that reason) is written as its escape, ``\\ud800``.
+        """
+        # Encoded before the file is opened: a failure must not leave an emptied report.
+        page = self.render().encode("utf-8", errors="backslashreplace")
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.render(), encoding="utf-8")
+        path.write_bytes(page)
         return path

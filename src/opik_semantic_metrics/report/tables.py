@@ -44,11 +44,18 @@ class Table:
         cells = [row[column] for row in self.rows if row[column] not in ("", "-")]
         return bool(cells) and all(_is_number(cell) for cell in cells)
 
+    def _one_line(self) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+        """Headers and rows with every line break read as a space: a row of text or
+        markdown is one line (a system named in two lines would split its row)."""
+        headers = tuple(_single_line(cell) for cell in self.headers)
+        return headers, [tuple(_single_line(cell) for cell in row) for row in self.rows]
+
     def to_text(self) -> str:
         """Aligned columns with a rule under the headers, for a terminal."""
+        headers, rows = self._one_line()
         widths = [
-            max(len(cell) for cell in (header, *(row[i] for row in self.rows)))
-            for i, header in enumerate(self.headers)
+            max(len(cell) for cell in (header, *(row[i] for row in rows)))
+            for i, header in enumerate(headers)
         ]
         numeric = [self._numeric(i) for i in range(len(self.headers))]
 
@@ -60,16 +67,17 @@ class Table:
             return "  ".join(padded).rstrip()
 
         rule = "  ".join("-" * width for width in widths)
-        return "\n".join([line(self.headers), rule, *(line(row) for row in self.rows)])
+        return "\n".join([line(headers), rule, *(line(row) for row in rows)])
 
     def to_markdown(self) -> str:
         """A GitHub-flavoured markdown table."""
-        aligns = ["---:" if self._numeric(i) else "---" for i in range(len(self.headers))]
+        headers, rows = self._one_line()
+        aligns = ["---:" if self._numeric(i) else "---" for i in range(len(headers))]
 
         def line(cells: Sequence[str]) -> str:
             return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
-        return "\n".join([line(self.headers), line(aligns), *(line(row) for row in self.rows)])
+        return "\n".join([line(headers), line(aligns), *(line(row) for row in rows)])
 
     def to_html(self) -> str:
         """An HTML ``<table>`` with escaped cells; numeric columns get ``class="num"``."""
@@ -86,6 +94,10 @@ class Table:
         head = f"<thead><tr>{cells('th', self.headers)}</tr></thead>"
         body = "".join(f"<tr>{cells('td', row)}</tr>" for row in self.rows)
         return f"<table>{head}<tbody>{body}</tbody></table>"
+
+
+def _single_line(cell: str) -> str:
+    return " ".join(cell.splitlines())
 
 
 def _is_number(cell: str) -> bool:
@@ -141,7 +153,8 @@ def summary_table(summaries: Sequence[MetricSummary]) -> Table:
             )
     if not summaries:
         raise ValueError("Expected at least one metric summary.")
-    confidence = f"{next(iter(summaries[0].intervals.values())).confidence:.0%}"
+    # As a percentage with what digits it has: 0.975 is "97.5%", not "98%".
+    confidence = f"{next(iter(summaries[0].intervals.values())).confidence * 100:g}%"
     return Table(
         (
             "metric",
