@@ -112,6 +112,11 @@ def test_long_lists_are_cut(matcher):
     assert "### Still wrong (30)" in report and "...and 25 more." in report
 
 
+def test_a_negative_max_listed_is_refused(matcher):
+    with pytest.raises(ValueError, match="max_listed of 0 or more, got -1"):
+        markdown_report([("1", "2", "Int")], matcher=matcher, max_listed=-1)
+
+
 def test_without_semantic_the_row_says_off():
     report = markdown_report([("a", "a")])
     assert "| + semantic (off) | 1 | 100.0% | +0 |" in report
@@ -225,4 +230,6 @@ def test_mixed_inputs_raise_value_error(matcher, tuples):
 def test_an_empty_run():
     summary = summarize([])
     assert summary.items == () and summary.correct_through["semantic"] == 0
-    assert "| Strict: exact match | 0 | n/a |  |" in markdown_report([])
+    report = markdown_report([])
+    assert "| Strict: exact match | 0 | n/a |  |" in report
+    assert "Accuracy per answer format" not in report  # a table with no rows otherwise

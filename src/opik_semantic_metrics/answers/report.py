@@ -175,12 +175,14 @@ def markdown_report(
         Markdown text.
 
     Raises:
-        ValueError: As :func:`summarize`.
+        ValueError: As :func:`summarize`, or ``max_listed`` is negative.
 
     Example:
         >>> print(markdown_report([("82.0", "82%", "Float"), ("4", "5")]).splitlines()[6])
         | Strict: exact match | 0 | 0.0% |  |
     """
+    if max_listed < 0:
+        raise ValueError(f"Expected max_listed of 0 or more, got {max_listed}.")
     summary = summarize(results, matcher=matcher, metric_name=metric_name)
     scored = len(summary.scored)
     lines = [f"## {title}", ""]
@@ -302,7 +304,7 @@ def _item_from_tuple(index: int, row: Any, matcher: AnswerMatcher) -> ReportItem
 
 def _format_table(summary: RunSummary) -> list[str]:
     formats = sorted({item.answer_format for item in summary.scored}, key=lambda f: f or "")
-    if formats == [None]:
+    if formats in ([], [None]):  # nothing scored, or no item with a format
         return []
     lines = ["", "### Accuracy per answer format", ""]
     lines += ["| Answer format | Items | Strict | All tiers |", "|---|---:|---:|---:|"]
