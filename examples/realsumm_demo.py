@@ -35,6 +35,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import argparse
+import importlib.util
 import itertools
 import json
 import logging
@@ -335,6 +336,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also log the run to a comet_ml.OfflineExperiment zip in DIR",
     )
     args = parser.parse_args(argv)
+    # Checked now, not after minutes of scoring.
+    for option, folder in (("--output", args.output), ("--comet-offline", args.comet_offline)):
+        if folder is not None and Path(folder).exists() and not Path(folder).is_dir():
+            parser.error(f"{option} {folder} is a file; name a folder")
+    if args.comet_offline and importlib.util.find_spec("comet_ml") is None:
+        parser.error("--comet-offline needs comet_ml: pip install -e '.[comet]'")
     started = time.perf_counter()
     transformers_logging.set_verbosity_error()
     transformers_logging.disable_progress_bar()
@@ -390,10 +397,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "bertscore_recall": experiments,
         "semantic_match": experiments,
     }
-    distributions = {
-        metric: {run.name: list(run.scores[metric].values()) for run in runs}
-        for metric, runs in plotted.items()
-    }
+    # The articles the tables compare: those every system scored.
+    distributions = {metric: aligned_scores(runs, metric)[1] for metric, runs in plotted.items()}
     report_path, plots = write_report(
         Path(args.output) / "report.html",
         documents,

@@ -56,6 +56,7 @@ from opik_semantic_metrics.compare.experiments import (
     ExperimentRunner,
     ExperimentScores,
     MetricSummary,
+    aligned_scores,
     opik_server_configured,
     summarize,
 )
@@ -162,14 +163,18 @@ def read_items(path: Path) -> list[dict[str, Any]]:
     ``reference`` (a caption, or a list of captions).
 
     Raises:
-        ValueError: The file cannot be read, a line is not such an item, or a local
-            image is missing (found before any model loads, not in the middle of a run).
+        ValueError: The file cannot be read, a line is not such an item, an image is on
+            two lines (each image is one item, keyed by it in Opik), or a local image is
+            missing (found before any model loads, not in the middle of a run).
     """
     try:
-        lines = path.read_text("utf-8").splitlines()
+        # Split at newlines only: JSON strings may hold U+2028 and the like, which
+        # str.splitlines() would also split at.
+        lines = path.read_text("utf-8").split("\n")
     except (OSError, UnicodeDecodeError) as error:
         raise ValueError(f"cannot read the items file {path}: {error}") from None
     items = []
+    line_of_image: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -186,6 +191,12 @@ def read_items(path: Path) -> list[dict[str, Any]]:
                 f'{path}, line {number}: expected a "reference" caption or list of captions'
             )
         image = item["image"]
+        if image in line_of_image:
+            raise ValueError(
+                f"{path}, line {number}: the image {image} is also on line "
+                f"{line_of_image[image]} (one line an image: list its captions together)"
+            )
+        line_of_image[image] = number
         if not image.startswith(("http://", "https://")) and not Path(image).is_file():
             raise ValueError(f"{path}, line {number}: there is no image file {image}")
         items.append(item)
@@ -299,8 +310,9 @@ def write_report(
     )
     report.add_table(summary_table(summaries), caption="Means and 95% bootstrap intervals")
     report.add_table(summaries_pairwise_table(summaries), caption="Pairwise differences")
+    # The images the tables compare: those every configuration scored.
     distributions = {
-        metric: {e.name: list(e.scores[metric].values()) for e in experiments}
+        metric: aligned_scores(experiments, metric)[1]
         for metric in ("bertscore_f1", "semantic_match")
     }
     report.add_image(

@@ -312,6 +312,8 @@ def blip_directory(tmp_path_factory) -> Path:
         (['{"image": "IMAGE", "reference": "A cat."}', '{"image": "no.png", "reference": "x"}'],
          "line 2: there is no image file no.png"),
         ([""], "holds no items"),
+        (['{"image": "IMAGE", "reference": "A cat."}', '{"image": "IMAGE", "reference": "A dog."}'],
+         "line 2: the image "),
     ],
 )  # fmt: skip
 def test_a_bad_items_file_is_a_message_before_any_model_loads(
@@ -326,6 +328,22 @@ def test_a_bad_items_file_is_a_message_before_any_model_loads(
     assert captioning.main(arguments) == 2
     error = capsys.readouterr().err
     assert error.startswith("Cannot use --items: ") and message in error
+
+
+def test_an_image_on_two_lines_names_both(tmp_path, image_folder):
+    path = tmp_path / "items.jsonl"
+    item = {"image": str(image_folder / "red.png"), "reference": "A red square."}
+    path.write_text("\n".join([json.dumps(item)] * 2), "utf-8")
+    with pytest.raises(ValueError, match=r"line 2: the image .*red\.png is also on line 1"):
+        captioning.read_items(path)
+
+
+def test_a_line_separator_inside_a_json_string_is_text_not_a_line_break(tmp_path, image_folder):
+    path = tmp_path / "items.jsonl"
+    item = {"image": str(image_folder / "red.png"), "reference": "A red\u2028square."}
+    path.write_text(json.dumps(item, ensure_ascii=False) + "\r\n", "utf-8")
+    [read] = captioning.read_items(path)
+    assert read["reference"] == "A red\u2028square."
 
 
 def test_a_single_image_with_one_caption_runs(

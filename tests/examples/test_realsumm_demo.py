@@ -25,7 +25,7 @@ from chromium import SKIP_REASON, find_chromium, screenshot
 from opik_semantic_metrics import SemanticMatch
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.compare.experiments import ExperimentScores, summarize
-from opik_semantic_metrics.report.plots import MATCH_COLOR, SYSTEM_COLORS
+from opik_semantic_metrics.report.plots import MATCH_COLOR, SYSTEM_COLORS, score_distributions
 
 demo = load_example("realsumm_demo.py", "realsumm_demo")
 DATA = EXAMPLES / "data" / "realsumm" / "realsumm_3systems.jsonl"
@@ -203,9 +203,20 @@ def test_a_failed_score_is_reported_in_the_output_and_the_report(monkeypatch, tm
     # A lone surrogate cannot be tokenised: BERTScore and SemanticMatch fail that item.
     broken.summaries["t5-base"] = "A summary \ud800 with a broken character."
     monkeypatch.setattr(demo, "load_documents", lambda: documents)
+    plotted = []
+
+    def record(distributions, **kwargs):
+        plotted.append(distributions)
+        return score_distributions(distributions, **kwargs)
+
+    monkeypatch.setattr(demo, "score_distributions", record)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         assert demo.main(["--output", str(tmp_path)]) == 0
+    # The plot shows the articles the tables compare: the two every system scored.
+    [distributions] = plotted
+    assert {len(scores) for scores in distributions["bertscore_f1"].values()} == {2}
+    assert {len(scores) for scores in distributions[demo.HUMAN].values()} == {3}
     expected = f"t5-base: bertscore on article {broken.doc_id}; t5-base: semantic_match on"
     assert expected in printed.getvalue()
     # AnswerMatch cannot read it either: counted apart, not as a mismatch.
@@ -223,6 +234,15 @@ def test_the_demo_needs_two_articles_or_more(limit, capsys):
         demo.main(["--limit", limit])
     assert exit_info.value.code == 2
     assert "argument --limit: " in capsys.readouterr().err
+
+
+def test_an_output_that_is_a_file_is_refused_before_scoring(tmp_path, capsys):
+    taken = tmp_path / "report"
+    taken.write_text("not a folder")
+    with pytest.raises(SystemExit) as exit_info:
+        demo.main(["--output", str(taken)])
+    assert exit_info.value.code == 2
+    assert f"--output {taken} is a file; name a folder" in capsys.readouterr().err
 
 
 def test_report_embeds_both_plots(run):
