@@ -30,7 +30,7 @@ def _results(
     name: str = "comet",
     trial: int = 0,
     dtype: str | None = None,
-    **recorded: str,
+    **recorded: str | int,
 ) -> list[test_result.TestResult]:
     """Opik test results, one per item; ``None`` is a failed score (Opik records 0.0);
     with ``dtype`` (and ``recorded``), what our metrics record in the metadata."""
@@ -156,6 +156,9 @@ def test_compare_warns_when_the_scores_record_other_settings():
     assert one == expected
     with pytest.warns(UserWarning, match="different models \\(kiwi, m\\)"):
         assert compare(_results(SYSTEM_A, model="m"), _results(SYSTEM_B, model="kiwi")) == expected
+    # A layer recorded apart from any hash (as the compare command's files do) counts too.
+    with pytest.warns(UserWarning, match="different layers \\(3, 6\\)"):
+        assert compare(_results(SYSTEM_A, layer=6), _results(SYSTEM_B, layer=3)) == expected
     # Package versions and the tokenizer class are not settings.
     hashes = (
         "x_L6_no-idf_version=0.3.12(hug_trans=4.40.2)",

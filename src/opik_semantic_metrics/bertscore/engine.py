@@ -72,6 +72,12 @@ BERT_SCORE_HASH_VERSION = "0.3.12"
 #: transformers 5).
 _HASH_BESIDE_SETTINGS = re.compile(r"_version=[^(]*\(hug_trans=[^)]*\)|_fast-tokenizer$")
 
+#: What scores record in their metadata (and result files beside their scores) about how
+#: they were scored, beside the weight type: two sets of scores that differ in one were
+#: likely scored with different settings, or name one model two ways ("all-MiniLM-L6-v2"
+#: and its Hub id), so comparing them warns rather than refuses.
+COMPARED_SETTINGS = ("model", "layer", "hash")
+
 
 def settings_of_hash(text: str) -> str:
     """A bert_score hash without its package versions and tokenizer class: two results

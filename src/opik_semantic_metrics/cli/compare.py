@@ -16,7 +16,7 @@ import re
 import sys
 from typing import Any, NamedTuple
 
-from opik_semantic_metrics.bertscore.engine import settings_of_hash
+from opik_semantic_metrics.bertscore.engine import COMPARED_SETTINGS, settings_of_hash
 from opik_semantic_metrics.cli.common import CliError, json_text, read_lines
 from opik_semantic_metrics.compare.experiments import MetricSummary
 from opik_semantic_metrics.compare.stats import TIE_TOLERANCE, bootstrap_interval, compare_systems
@@ -24,11 +24,6 @@ from opik_semantic_metrics.report.tables import summaries_pairwise_table, summar
 
 #: Score keys tried, in order, when --score is not given.
 DEFAULT_SCORE_KEYS = ("f1", "score")
-
-#: What a result file records about how it was scored, beside its weight type and metric:
-#: two files that differ in one were likely scored with different settings (or name one
-#: model two ways, as "all-MiniLM-L6-v2" and its Hub id): a warning, not a refusal.
-SETTINGS = ("model", "layer", "hash")
 
 #: A number as the result commands write one (Python's float() also takes "1_0").
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)", re.I)
@@ -65,7 +60,7 @@ def add_parser(subparsers: Any) -> None:
 class ResultFile(NamedTuple):
     """A result file's per-line scores, the key they were read under, the weight type
     that produced them (``None`` where the file does not say: a plain file of numbers),
-    and the other :data:`SETTINGS` it records."""
+    and the other :data:`~opik_semantic_metrics.bertscore.engine.COMPARED_SETTINGS` it records."""
 
     key: str
     scores: list[float]
@@ -117,7 +112,7 @@ def _json_scores(path: str, text: str, key: str | None) -> ResultFile:
         except OverflowError:  # an int past a float's range
             values.append(math.inf if value > 0 else -math.inf)
     dtype = document.get("dtype")
-    settings = {name: document[name] for name in ("metric", *SETTINGS) if name in document}
+    settings = {name: document[name] for name in ("metric", *COMPARED_SETTINGS) if name in document}
     if isinstance(settings.get("hash"), str):
         settings["hash"] = settings_of_hash(settings["hash"])
     return ResultFile(
@@ -147,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
             f"{args.results_a} and {args.results_b} were scored by different metrics "
             f"({metrics[0]!r} against {metrics[1]!r}): compare two systems scored by one metric"
         )
-    for name in SETTINGS:
+    for name in COMPARED_SETTINGS:
         if name in settings_a and name in settings_b and settings_a[name] != settings_b[name]:
             print(
                 f"opik-semantic-metrics: warning: {args.results_a} and {args.results_b} "

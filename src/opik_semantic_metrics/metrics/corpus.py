@@ -28,7 +28,7 @@ from typing import Any
 
 from opik.evaluation.metrics import score_result
 
-from opik_semantic_metrics.bertscore.engine import settings_of_hash
+from opik_semantic_metrics.bertscore.engine import COMPARED_SETTINGS, settings_of_hash
 from opik_semantic_metrics.compare.experiments import collect_scores, item_order
 from opik_semantic_metrics.compare.stats import (
     TIE_TOLERANCE,
@@ -74,7 +74,7 @@ def _test_results(results: Any) -> list[Any] | None:
 
 def _recorded(results: Any, metric_name: str, key: str) -> set[str]:
     """What the successful ``metric_name`` scores record under ``metadata[key]``: their
-    weight type (``dtype``), model or hash (without what is not a setting)."""
+    weight type (``dtype``), model, layer or hash (without what is not a setting)."""
     test_results = _test_results(results)
     if test_results is None:
         return set()
@@ -138,10 +138,6 @@ def collect_item_scores(results: Any, metric_name: str | None = None) -> ItemSco
     # Every item without a successful score, whether its score failed or is missing.
     failed = tuple(item for item in collected.items if item not in scores)
     return ItemScores(metric_name, scores, failed)
-
-
-#: Metadata our metrics record that two compared systems should share.
-_SETTINGS = ("model", "hash")
 
 
 def system_score_function(
@@ -253,7 +249,9 @@ def compare(
             )
         collected.append(items.scores)
         types.append((name, _recorded(results, items.metric_name, "dtype")))
-        settings.append({key: _recorded(results, items.metric_name, key) for key in _SETTINGS})
+        settings.append(
+            {key: _recorded(results, items.metric_name, key) for key in COMPARED_SETTINGS}
+        )
     if len(set().union(*(system_types for _, system_types in types))) > 1:
         # The fast mode moves scores by more than the differences a comparison weighs.
         found = "; ".join(
@@ -264,7 +262,7 @@ def compare(
             f"Expected every score to come from one weight type, found {found}: part of the "
             "difference would be the type's. Score both systems in float32 to compare them."
         )
-    for key in _SETTINGS:
+    for key in COMPARED_SETTINGS:
         recorded = set().union(*(system[key] for system in settings))
         if len(recorded) > 1:
             # One model named two ways is possible: a warning, not a refusal.
