@@ -27,6 +27,12 @@ def test_text_aligns_numbers_right_and_text_left():
     ]
 
 
+def test_a_column_of_percentages_is_numeric():
+    table = Table(("format", "accuracy"), (("Float", "100.0%"), ("Int", "5.0%")))
+    assert table.to_text().splitlines()[2:] == ["Float     100.0%", "Int         5.0%"]
+    assert table.to_markdown().splitlines()[1] == "| --- | ---: |"
+
+
 def test_markdown_escapes_pipes_and_right_aligns_numbers():
     assert TABLE.to_markdown().splitlines() == [
         "| system | mean | note |",

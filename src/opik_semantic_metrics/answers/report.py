@@ -35,6 +35,7 @@ from typing import Any
 from opik_semantic_metrics.answers.tiers import METHODS, TIERS, AnswerMatcher, check_answer_format
 from opik_semantic_metrics.compare.experiments import item_order
 from opik_semantic_metrics.errors import InputError, shown
+from opik_semantic_metrics.report.tables import Table
 
 _TIER_LABELS = {
     "exact": "Strict: exact match",
@@ -192,7 +193,7 @@ def markdown_report(
         + ". Each row adds one matching tier to the rows above it; # is an item's position"
         " in the input (Opik results: in dataset order), from 0."
     )
-    lines += ["", "| Matching | Correct | Accuracy | Gain |", "|---|---:|---:|---:|"]
+    rows = []
     previous = None
     for tier in TIERS:
         label = _TIER_LABELS[tier]
@@ -200,10 +201,12 @@ def markdown_report(
             label += f" ({summary.semantic})" if summary.semantic else " (off)"
         correct = summary.correct_through[tier]
         gain = "" if previous is None else f"+{correct - previous}"
-        lines.append(f"| {label} | {correct} | {_percent(correct, scored)} | {gain} |")
+        rows.append((label, str(correct), _percent(correct, scored), gain))
         previous = correct
-    lines += ["", "### Items per method", "", "| Method | Items |", "|---|---:|"]
-    lines += [f"| {method} | {count} |" for method, count in summary.method_counts.items()]
+    lines += ["", *_markdown(("Matching", "Correct", "Accuracy", "Gain"), rows)]
+    lines += ["", "### Items per method", ""]
+    counts = [(method, str(count)) for method, count in summary.method_counts.items()]
+    lines += _markdown(("Method", "Items"), counts)
     lines += _format_table(summary)
     lines += _abstentions(summary)
     for tier in TIERS[1:]:
@@ -306,17 +309,21 @@ def _format_table(summary: RunSummary) -> list[str]:
     formats = sorted({item.answer_format for item in summary.scored}, key=lambda f: f or "")
     if formats in ([], [None]):  # nothing scored, or no item with a format
         return []
-    lines = ["", "### Accuracy per answer format", ""]
-    lines += ["| Answer format | Items | Strict | All tiers |", "|---|---:|---:|---:|"]
+    rows = []
     for answer_format in formats:
         group = [item for item in summary.scored if item.answer_format == answer_format]
         strict = sum(item.method == "exact" for item in group)
         correct = sum(item.method not in ("no_match", None) for item in group)
-        lines.append(
-            f"| {answer_format or 'unknown'} | {len(group)} | {_percent(strict, len(group))} "
-            f"| {_percent(correct, len(group))} |"
+        rows.append(
+            (
+                answer_format or "unknown",
+                str(len(group)),
+                _percent(strict, len(group)),
+                _percent(correct, len(group)),
+            )
         )
-    return lines
+    headers = ("Answer format", "Items", "Strict", "All tiers")
+    return ["", "### Accuracy per answer format", "", *_markdown(headers, rows)]
 
 
 def _abstentions(summary: RunSummary) -> list[str]:
@@ -337,13 +344,14 @@ def _abstentions(summary: RunSummary) -> list[str]:
 
 
 def _item_table(items: Sequence[ReportItem], max_listed: int, *, with_reason: bool) -> list[str]:
-    header = "| # | Question | Gold | Output |" + (" Reason |" if with_reason else "")
-    lines = [header, "|---:|---|---|---|" + ("---|" if with_reason else "")]
+    headers = ("#", "Question", "Gold", "Output", *(("Reason",) if with_reason else ()))
+    rows = []
     for item in items[:max_listed]:
         cells = [str(item.index), item.question or "", item.reference, item.output]
         if with_reason:
             cells.append(item.reason)
-        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+        rows.append(tuple(_cell(cell) for cell in cells))
+    lines = _markdown(headers, rows)
     if len(items) > max_listed:
         lines.append(f"\n...and {len(items) - max_listed} more.")
     return lines
@@ -356,8 +364,12 @@ def _cell(text: str) -> str:
         # An unpaired surrogate (why such an item failed to score) would make the report
         # fail to print or be written to a file: shown escaped, as in the error message.
         text = shown(text, _CELL_LIMIT)
-    text = " ".join(text.split()).replace("|", "\\|")
+    text = " ".join(text.split())
     return text if len(text) <= _CELL_LIMIT else text[: _CELL_LIMIT - 1] + "…"
+
+
+def _markdown(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
+    return Table(headers, tuple(rows)).to_markdown().splitlines()
 
 
 def _percent(count: int, total: int) -> str:

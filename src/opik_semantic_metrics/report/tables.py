@@ -101,8 +101,9 @@ def _single_line(cell: str) -> str:
 
 
 def _is_number(cell: str) -> bool:
+    """A number, or a percentage ("15.4%"): a column of them is right-aligned."""
     try:
-        float(cell)
+        float(cell.removesuffix("%"))
     except ValueError:
         return False
     return True
