@@ -238,6 +238,32 @@ def test_scores_do_not_depend_on_the_batch_size(name):
     assert name != "xcomet" or spans_found > 10
 
 
+@pytest.mark.parametrize(("name", "pad"), [("xcomet", "<pad>"), ("unified-bert", "[PAD]")])
+def test_a_translation_full_of_literal_pad_tokens_scores_in_any_batch(name, pad):
+    # A decoder's output kept with its special tokens: the pads leave the joined sequences
+    # (as in COMET), so one can be shorter than the translation's token count. Its tags
+    # were cut to the batch's width, which differed between the three sequences' batches
+    # and failed the item (torch.stack), or not, depending on the other items.
+    sources = ["Hi.", "Hi.", "Hi."]
+    translations = [f"{pad} " * 10 + "Hallo Welt.", "Hallo " * 5, "Hallo Welt." + f" {pad}" * 10]
+    references = ["Hallo.", "Hallo " * 5, "Hallo Welt, wie geht es dir heute? " * 5]
+    runs = [
+        _engine(name, batch_size=size, cache=EmbeddingCache()).score(
+            sources, translations, references
+        )
+        for size in (1, 2, 64)
+    ]
+    alone = [
+        _engine(name, cache=EmbeddingCache()).score_one(*item)
+        for item in zip(sources, translations, references, strict=True)
+    ]
+    for run in [*runs, alone]:
+        assert [r.score for r in run] == pytest.approx([r.score for r in runs[0]], abs=1e-6)
+        assert [[(s.start, s.end) for s in r.error_spans or ()] for r in run] == [
+            [(s.start, s.end) for s in r.error_spans or ()] for r in runs[0]
+        ]
+
+
 @pytest.mark.parametrize("name", ["regression-xlmr", "regression-bert", "unified-kiwi", "xcomet"])
 def test_over_long_segments_score_as_if_they_were_tokenized_whole(name, monkeypatch):
     """Only a leading part of an over-long segment is tokenized (models/long_texts.py):

@@ -359,10 +359,12 @@ class UnifiedModel(CometModel):
                 logits = self.tagger(hidden[self.hparams.word_layer])
                 probabilities = torch.softmax(logits, dim=2).cpu()
         outputs: list[tuple[torch.Tensor, torch.Tensor | None]] = []
-        for row, (_, mt_length) in enumerate(batch):
+        for row, (sequence, mt_length) in enumerate(batch):
             tags = None
             if probabilities is not None:
-                tags = probabilities[row, : min(mt_length, ids.shape[1])]
+                # The translation's positions, within the sequence's own tokens (not the
+                # batch's width): literal pad tokens counted in mt_length are not in it.
+                tags = probabilities[row, : min(mt_length, len(sequence.ids))]
             outputs.append((scores[row], tags))
         return outputs
 
@@ -438,9 +440,15 @@ class UnifiedModel(CometModel):
         if self.tagger is not None:
             probabilities = [tags for _, tags in outputs if tags is not None]
             if len(probabilities) == 3:
+                # Three sequences tag the same translation positions, unless so many literal
+                # pad tokens left it that one sequence is shorter than the translation's
+                # count (COMET then reads past that sequence's end, or fails): the positions
+                # all three have are the ones read.
+                length = min(len(tags) for tags in probabilities)
                 weights = torch.tensor(SPAN_INPUT_WEIGHTS)
                 weighed = [
-                    weight * tags for weight, tags in zip(weights, probabilities, strict=True)
+                    weight * tags[:length]
+                    for weight, tags in zip(weights, probabilities, strict=True)
                 ]
                 combined = torch.stack(weighed).sum(0)
             else:
