@@ -160,7 +160,16 @@ class BERTScore(base_metric.BaseMetric):
     def score_batch(
         self, outputs: Sequence[str], references: Sequence[str | Sequence[str]]
     ) -> list[list[score_result.ScoreResult]]:
-        """Score many outputs in batched forward passes; one ``[f1, P, R]`` list per item."""
+        """Score many outputs in batched forward passes; one ``[f1, P, R]`` list per item.
+
+        The lists are checked whole before anything is encoded: one item that
+        :meth:`score` would fail (not a string, ``None``...), or lists of different
+        lengths, fail the whole call, naming the first such item. Score item by item
+        (as Opik does) to fail only that item.
+
+        Raises:
+            MetricComputationError: As above.
+        """
         try:
             results = self.engine.score(outputs, references)
         except InputError as error:

@@ -230,7 +230,16 @@ class SemanticMatch(base_metric.BaseMetric):
     def score_batch(
         self, outputs: Sequence[str], references: Sequence[str | Sequence[str]]
     ) -> list[score_result.ScoreResult]:
-        """Score many outputs in batched forward passes; one ScoreResult per item."""
+        """Score many outputs in batched forward passes; one ScoreResult per item.
+
+        The lists are checked whole before anything is encoded: one item that
+        :meth:`score` would fail (not a string, ``None``...), or lists of different
+        lengths, fail the whole call, naming the first such item. Score item by item
+        (as Opik does) to fail only that item.
+
+        Raises:
+            MetricComputationError: As above.
+        """
         try:
             results = self.engine.score(outputs, references)
         except InputError as error:
