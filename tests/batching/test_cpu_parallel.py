@@ -97,23 +97,32 @@ def test_the_batches_still_queued_when_one_fails_are_not_run():
     assert len(started) <= 2 * workers._max_workers < 40
 
 
-def _results_in_child(queue: multiprocessing.Queue) -> None:
-    queue.put(map_batches(_where, [[1, 2], [3], [4, 5]], CPU))
+def _results_in_child(threads: int, queue: multiprocessing.Queue) -> None:
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    queue.put((before, map_batches(_where, [[1, 2], [3], [4, 5]], CPU)))
 
 
 @needs_workers
-def test_a_forked_child_still_runs_batches_on_single_threaded_workers():
+def test_a_forked_child_runs_batches_on_one_thread_or_on_a_pool_of_its_own():
     map_batches(_where, [[1], [2]], CPU)  # the parent's pool exists before the fork
+    parent_threads = torch.get_num_threads()
     context = multiprocessing.get_context("fork")
-    queue = context.Queue()
-    child = context.Process(target=_results_in_child, args=(queue,))
-    child.start()
-    child.join(timeout=60)
-    assert child.exitcode == 0
-    results = queue.get(timeout=5)
-    assert [total for total, _, _ in results] == [3, 3, 9]
-    assert all(name.startswith("opik-semantic-metrics-cpu") for _, name, _ in results)
-    assert {threads for _, _, threads in results} == {1}
+    for threads in (1, parent_threads):
+        queue = context.Queue()
+        child = context.Process(target=_results_in_child, args=(threads, queue))
+        child.start()
+        child.join(timeout=60)
+        assert child.exitcode == 0
+        before, results = queue.get(timeout=5)
+        assert before == 1  # forking.py: PyTorch on one thread in a forked child
+        assert [total for total, _, _ in results] == [3, 3, 9]
+        assert {count for _, _, count in results} == {1}  # each batch on one thread
+        names = {name for _, name, _ in results}
+        if threads == 1:  # in the child's own thread, one after another
+            assert names == {"MainThread"}
+        else:  # a child that asks for more threads gets a pool of its own, not the parent's
+            assert all(name.startswith("opik-semantic-metrics-cpu") for name in names)
 
 
 @needs_workers

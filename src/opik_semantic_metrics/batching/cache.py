@@ -17,12 +17,13 @@ memory against the bound).
 from __future__ import annotations
 
 import sys
-import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
 import torch
+
+from opik_semantic_metrics.forking import fork_safe_lock
 
 ValueT = TypeVar("ValueT")
 
@@ -85,7 +86,7 @@ class EmbeddingCache:
         self.max_bytes = max_bytes
         self._entries: OrderedDict[tuple[Hashable, str], tuple[Any, int]] = OrderedDict()
         self._bytes = 0
-        self._lock = threading.Lock()
+        self._lock = fork_safe_lock()
         #: Distinct texts served from the cache, and distinct texts computed, per call.
         self.hits = 0
         self.misses = 0
@@ -183,7 +184,7 @@ class EmbeddingCache:
 
 
 _shared: EmbeddingCache | None = None
-_shared_lock = threading.Lock()
+_shared_lock = fork_safe_lock()
 
 
 def shared_cache() -> EmbeddingCache:

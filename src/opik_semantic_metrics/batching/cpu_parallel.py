@@ -37,12 +37,13 @@ from typing import TypeVar
 import torch
 
 from opik_semantic_metrics.batching.lengths import length_batches
+from opik_semantic_metrics.forking import fork_safe_lock
 
 BatchT = TypeVar("BatchT")
 ItemT = TypeVar("ItemT")
 ResultT = TypeVar("ResultT")
 
-_pool_lock = threading.Lock()
+_pool_lock = fork_safe_lock()
 _pool: ThreadPoolExecutor | None = None
 _pool_key = (0, 0)  # (process id, size) the pool was made for
 _in_worker = threading.local()

@@ -17,11 +17,12 @@ hit in attention, whose memory grows with the square of the length.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import torch
+
+from opik_semantic_metrics.forking import fork_safe_lock
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ class HalvingBatchSize:
         if size < 1:
             raise ValueError(f"Expected a batch size of 1 or more, got {size}.")
         self._size = size
-        self._lock = threading.Lock()
+        self._lock = fork_safe_lock()
 
     @property
     def size(self) -> int:

@@ -46,7 +46,8 @@ waiting for ever.
 
 A forked child (``multiprocessing`` with the fork start method) starts every batcher
 afresh: it has none of the parent's workers or waiting callers, and its lock may have
-been held by one of the parent's threads at the fork.
+been held by one of the parent's threads at the fork (the package's other locks, and
+PyTorch's threads in a child: ``forking.py``).
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from transformers import PreTrainedTokenizerBase
 
+from opik_semantic_metrics.forking import fork_safe_lock
 from opik_semantic_metrics.models.long_texts import (
     leading_part,
     transformers_tokenizer_reads_leading_parts,
@@ -92,7 +93,7 @@ class TextEncoder:
     ) -> None:
         self.tokenizer = tokenizer
         self.max_length = max_length
-        self._lock = lock or threading.Lock()
+        self._lock = lock or fork_safe_lock()
         with self._lock:
             self.prefix_space = needs_prefix_space(tokenizer)
             self.special_ids: tuple[int, ...] = tuple(tokenizer.encode("", add_special_tokens=True))

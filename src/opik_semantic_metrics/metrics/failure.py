@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import threading
 
 from opik.exceptions import MetricComputationError
+
+from opik_semantic_metrics.forking import fork_safe_lock
 
 #: What Opik's exception analyser imports on its failure path.
 _MODULES_OPIK_IMPORTS_ON_FAILURE = ("openai", "litellm.exceptions")
 
 _imported = False
-_import_lock = threading.Lock()
+_import_lock = fork_safe_lock()
 
 
 def metric_failure(message: str) -> MetricComputationError:

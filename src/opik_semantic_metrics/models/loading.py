@@ -38,6 +38,7 @@ import torch
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedTokenizerBase
 
 from opik_semantic_metrics.errors import ModelUnavailableError
+from opik_semantic_metrics.forking import fork_safe_lock
 from opik_semantic_metrics.models.packed_linear import (
     PackedLinear,
     cpu_has_native_bf16,
@@ -432,7 +433,7 @@ class LoadedEncoder:
     unpadded: UnpaddedEncoder | None
     # Fast tokenizers keep truncation settings in shared Rust state that may not be
     # changed from two threads at once ("Already borrowed"); calls are serialised.
-    tokenizer_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    tokenizer_lock: threading.Lock = field(default_factory=fork_safe_lock, repr=False)
 
     @property
     def cache_key(self) -> tuple[str, int, str, str, bool, bool]:
@@ -487,7 +488,7 @@ class _Checkpoint:
     def __init__(self, load: Callable[[int], LoadedEncoder]) -> None:
         self._load = load
         self._deepest: LoadedEncoder | None = None
-        self._lock = threading.Lock()
+        self._lock = fork_safe_lock()
 
     def encoder(self, layer: int) -> LoadedEncoder:
         """The encoder of ``layer`` over this checkpoint's weights, loading what it lacks."""

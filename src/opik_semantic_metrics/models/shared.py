@@ -11,6 +11,8 @@ import threading
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
+from opik_semantic_metrics.forking import fork_safe_lock
+
 KeyT = TypeVar("KeyT", bound=Hashable)
 ValueT = TypeVar("ValueT")
 
@@ -32,7 +34,7 @@ class LoadOnce(Generic[KeyT, ValueT]):
     def __init__(self) -> None:
         self._values: dict[KeyT, ValueT] = {}
         self._key_locks: dict[KeyT, threading.Lock] = {}
-        self._lock = threading.Lock()
+        self._lock = fork_safe_lock()
 
     def get(self, key: KeyT, make: Callable[[], ValueT]) -> ValueT:
         """The value of ``key``, made by ``make()`` if no call made it before.
@@ -42,7 +44,7 @@ class LoadOnce(Generic[KeyT, ValueT]):
         with self._lock:
             if key in self._values:
                 return self._values[key]
-            key_lock = self._key_locks.setdefault(key, threading.Lock())
+            key_lock = self._key_locks.setdefault(key, fork_safe_lock())
         with key_lock:
             if key not in self._values:
                 value = make()
