@@ -174,6 +174,25 @@ def test_an_item_no_worker_can_be_started_for_is_run_by_its_caller():
     assert batcher._queue == [] and batcher._workers == []
 
 
+def test_an_item_whose_second_worker_cannot_start_wakes_the_first():
+    """With one worker idle and a second refused (a thread limit), the item waited in the
+    queue for the idle worker's timeout (10 s by default) instead of running at once."""
+
+    def refuse(thread: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    batcher = MicroBatcher(lambda items: [item + 1 for item in items], workers=2, idle_s=30.0)
+    batcher._last_batch_size = 2  # company seen: items queue for a worker
+    assert batcher.submit(1) == 2  # starts the first worker, which then waits for items
+    assert len(batcher._workers) == 1
+    batcher._last_batch_size = 2
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(threading.Thread, "start", refuse)
+        started = time.monotonic()
+        assert batcher.submit(2) == 3
+    assert time.monotonic() - started < 5.0
+
+
 def _submit_in_child(batcher: MicroBatcher, queue: multiprocessing.Queue) -> None:
     inherited = (len(batcher._queue), batcher._running)
     queue.put((batcher.submit(10), *inherited))

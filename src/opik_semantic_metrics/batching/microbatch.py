@@ -166,6 +166,8 @@ class MicroBatcher(Generic[ItemT, ResultT]):
                             self._queue.remove(request)
                             self._take([request])
                             alone = True
+                        else:  # one still running takes it, if woken now, not when idle
+                            self._condition.notify_all()
                 elif len(self._queue) == 1 or len(self._queue) >= self.max_batch_size:
                     # Workers wait for a first item, or for a full batch.
                     self._condition.notify_all()
