@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -417,3 +421,36 @@ def test_bad_bounds_are_refused(size, wait, idle, workers):
             idle_s=idle,
             workers=workers,
         )
+
+
+@pytest.mark.skipif(not hasattr(os, "kill") or os.name != "posix", reason="needs POSIX signals")
+def test_ctrl_c_while_a_worker_computes_exits_without_an_abort():
+    """A Ctrl-C stops the caller waiting for its item while a worker is in PyTorch: Python
+    finalised around the worker, and PyTorch's C++ aborted the process (exit code 134)."""
+    program = textwrap.dedent(
+        """
+        import os, signal, threading, time
+        import torch
+        from opik_semantic_metrics.batching.microbatch import MicroBatcher
+
+        def process(items):
+            product, end = torch.randn(300, 300), time.monotonic() + 3.0
+            while time.monotonic() < end:
+                product = torch.tanh(product @ product)
+            return items
+
+        batcher = MicroBatcher(process)
+        batcher._last_batch_size = 2  # company seen: the item goes to a worker
+        interrupt = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+        interrupt.daemon = True
+        interrupt.start()
+        batcher.submit(1)
+        """
+    )
+    finished = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120
+    )
+    assert "in submit" in finished.stderr and "KeyboardInterrupt" in finished.stderr
+    assert "terminate called" not in finished.stderr
+    # Python ends an uncaught Ctrl-C by SIGINT; the abort was SIGABRT.
+    assert finished.returncode == -signal.SIGINT

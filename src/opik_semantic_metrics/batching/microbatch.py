@@ -48,16 +48,27 @@ A forked child (``multiprocessing`` with the fork start method) starts every bat
 afresh: it has none of the parent's workers or waiting callers, and its lock may have
 been held by one of the parent's threads at the fork (the package's other locks, and
 PyTorch's threads in a child: ``forking.py``).
+
+Workers are daemon threads, so that an idle one never holds up Python's exit. One that
+is still computing when the interpreter finalises takes the process down with it
+(PyTorch's C++ aborts: "terminate called without an active exception"), as after a
+Ctrl-C that stops a caller waiting for its item. At exit, every batcher therefore drops
+the items still queued and waits, up to ``EXIT_WAIT_S``, for the batches running to end.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
+
+#: Longest time Python's exit waits for the batches still running (a forward pass of the
+#: largest batches on a CPU takes seconds; a second Ctrl-C ends the wait).
+EXIT_WAIT_S = 60.0
 
 ItemT = TypeVar("ItemT")
 ResultT = TypeVar("ResultT")
@@ -282,13 +293,28 @@ class MicroBatcher(Generic[ItemT, ResultT]):
             request.answer(result)
 
 
-#: Every batcher alive, for the fork hook below.
+#: Every batcher alive, for the fork and exit hooks below.
 _BATCHERS: weakref.WeakSet[MicroBatcher[Any, Any]] = weakref.WeakSet()
 
 
 def _start_every_batcher_afresh() -> None:
     for batcher in list(_BATCHERS):
         batcher._start_afresh()
+
+
+def _let_running_batches_end() -> None:
+    """At exit: no batch starts any more, and those running end before Python finalises."""
+    deadline = time.monotonic() + EXIT_WAIT_S
+    for batcher in list(_BATCHERS):
+        with batcher._condition:
+            # Their callers are gone (Python joined its other threads first) or are
+            # daemon threads about to stop: nobody waits for these items.
+            batcher._queue.clear()
+        while batcher._running and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+
+atexit.register(_let_running_batches_end)
 
 
 if hasattr(os, "register_at_fork"):  # not on Windows, which cannot fork
