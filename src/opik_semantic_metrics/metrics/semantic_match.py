@@ -232,13 +232,9 @@ class SemanticMatch(base_metric.BaseMetric):
     ) -> list[score_result.ScoreResult]:
         """Score many outputs in batched forward passes; one ScoreResult per item.
 
-        The lists are checked whole before anything is encoded: one item that
-        :meth:`score` would fail (not a string, ``None``...), or lists of different
-        lengths, fail the whole call, naming the first such item. Score item by item
-        (as Opik does) to fail only that item.
-
         Raises:
-            MetricComputationError: As above.
+            MetricComputationError: An item :meth:`score` would fail, or lists of
+                different lengths: checked first, they fail the whole call, naming the item.
         """
         try:
             results = self.engine.score(outputs, references)
