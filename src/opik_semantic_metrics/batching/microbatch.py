@@ -303,7 +303,8 @@ def _start_every_batcher_afresh() -> None:
 
 
 def _let_running_batches_end() -> None:
-    """At exit: no batch starts any more, and those running end before Python finalises."""
+    """At exit: the queued items are dropped, and the batches running end before Python
+    finalises."""
     deadline = time.monotonic() + EXIT_WAIT_S
     for batcher in list(_BATCHERS):
         with batcher._condition:
