@@ -397,29 +397,70 @@ def test_loading_refuses_other_files_and_other_models(tmp_path, engine):
         engine.load(tmp_path / "other.json")
 
 
+@pytest.fixture(scope="module")
+def fitted_state(tmp_path_factory) -> dict:
+    """A state saved after a fit on four references: N = 4, weights up to log(5 / 2)."""
+    fitted = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu")
+    fitted.fit(["A heart attack.", "A broken leg.", "The tax return.", "A stroke."])
+    path = tmp_path_factory.mktemp("state") / "state.json"
+    fitted.save(path)
+    return json.loads(path.read_text())
+
+
 @pytest.mark.parametrize(
-    ("field", "value", "message"),
+    ("edits", "message"),
     [
-        ("num_documents", -1, "num_documents` >= 0"),
-        ("num_documents", True, "num_documents` to be an integer"),
-        ("weights", {"2000": float("nan")}, "finite number >= 0"),
-        ("weights", {"2000": float("inf")}, "finite number >= 0"),
-        ("weights", {"2000": -0.5}, "finite number >= 0"),
-        ("paragraph_baseline", 0.9999999, "paragraph_baseline"),
+        ({"idf.num_documents": -1}, "num_documents` >= 0"),
+        ({"idf.num_documents": True}, "num_documents` to be an integer"),
+        ({"idf.weights": {"2000": float("nan")}}, "idf weight in"),
+        ({"idf.weights": {"2000": float("inf")}}, "idf weight in"),
+        ({"idf.weights": {"2000": -0.5}}, "idf weight in"),
+        # Finite, but inf in float32: the word level was NaN and silently 0.
+        ({"idf.weights": {"2000": 1e300}}, "idf weight in"),
+        # Just above log((4 + 1) / 2), the weight of a piece in one of the 4 references.
+        ({"idf.weights": {"2000": 0.92}}, "idf weight in"),
+        ({"idf.num_documents": 0}, "idf weight in"),
+        ({"idf.weights": {"2000": True}}, "idf weight to be a number"),
+        ({"idf.weights": {"2000": "0.5"}}, "idf weight to be a number"),
+        # Loaded, then every score raised a bare OverflowError from torch.tensor.
+        ({"idf.weights": {str(10**30): 0.5}}, "64-bit integer"),
+        ({"idf.weights": {"-3": 0.5}}, "64-bit integer"),
+        ({"idf.weights": {"\u0663": 0.5}}, "64-bit integer"),
+        ({"idf.weights": {"30522": 0.5}}, "beyond the model's 30522 word pieces"),
+        ({"paragraph_baseline": 0.9999999}, "paragraph_baseline"),
+        ({"baseline_source": "guessed"}, "unknown baseline source"),
+        # Applied b = 0.5 while the reason said "not fitted (0)".
+        ({"baseline_source": "default"}, "default baseline source"),
+        ({"idf.num_documents": 1, "idf.weights": {}}, "fewer than two references"),
     ],
 )
-def test_loading_refuses_a_state_no_fit_could_write(tmp_path, engine, field, value, message):
-    # Each of these loaded before and then broke every score: a bare "math domain error"
+def test_loading_refuses_a_state_no_fit_could_write(tmp_path, engine, fitted_state, edits, message):
+    # Each of these loaded before and then broke scores: a bare "math domain error"
     # (negative N), identical texts scoring 0.733 (NaN idf), or 0.2 (a baseline of ~1).
-    engine.save(tmp_path / "state.json")
-    document = json.loads((tmp_path / "state.json").read_text())
-    if field == "paragraph_baseline":
-        document[field] = value
-    else:
-        document["idf"][field] = value
+    document = json.loads(json.dumps(fitted_state))
+    for key, value in edits.items():
+        *parents, name = key.split(".")
+        target = document
+        for parent in parents:
+            target = target[parent]
+        target[name] = value
     (tmp_path / "edited.json").write_text(json.dumps(document))
     with pytest.raises(ValueError, match=message):
         engine.load(tmp_path / "edited.json")
+
+
+def test_loading_the_fitted_state_itself_is_accepted(tmp_path, fitted_state):
+    # The refusals above are edits of this state, which loads as it was written.
+    (tmp_path / "state.json").write_text(json.dumps(fitted_state))
+    loaded = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu")
+    assert loaded.load(tmp_path / "state.json").baseline_source == "fitted"
+    assert loaded.state.idf.num_documents == 4
+
+
+def test_loading_deeply_nested_json_is_a_value_error(tmp_path, engine):
+    (tmp_path / "nested.json").write_text("[" * 100_000)
+    with pytest.raises(ValueError, match="not a saved SemanticMatch state"):
+        engine.load(tmp_path / "nested.json")
 
 
 def test_embeddings_are_cached_across_calls_and_instances(engine):

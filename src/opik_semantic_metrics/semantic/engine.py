@@ -225,6 +225,20 @@ def reference_text(reference: object, what: str) -> str:
     return LIST_SEPARATOR.join(reference_texts(reference, what))
 
 
+def _check_state_source(source: object, idf: SmoothedIdf, baseline: float) -> None:
+    """Refuse a saved baseline source that its idf and baseline contradict.
+
+    Only an engine never fitted saves ``"default"`` (uniform idf, the default baseline),
+    and only a fit on at least two distinct references saves ``"fitted"``.
+    """
+    if source not in _BASELINE_SOURCES:
+        raise ValueError(f"unknown baseline source {source!r}")
+    if source == "default" and (idf.num_documents != 0 or baseline != DEFAULT_PARAGRAPH_BASELINE):
+        raise ValueError("a default baseline source with a fitted idf or baseline")
+    if source == "fitted" and idf.num_documents < 2:
+        raise ValueError("a fitted baseline from fewer than two references")
+
+
 def _check_pairs(candidates: object, references: object) -> tuple[list[str], list[str]]:
     """Validate inputs once, at the entry point; return outputs and joined references."""
     outputs, groups = check_pairs(candidates, references)
@@ -597,9 +611,12 @@ class SemanticMatchEngine:
             idf = SmoothedIdf.from_json(document["idf"])
             baseline = check_baseline(document["paragraph_baseline"])
             source = document["baseline_source"]
-            if source not in _BASELINE_SOURCES:
-                raise ValueError(f"unknown baseline source {source!r}")
-        except (AttributeError, KeyError, TypeError, ValueError) as error:
+            _check_state_source(source, idf, baseline)
+            vocabulary_size = self._is_word_piece.numel()
+            if any(token_id >= vocabulary_size for token_id in idf.table.weights):
+                raise ValueError(f"a token id beyond the model's {vocabulary_size} word pieces")
+        # json.loads raises RecursionError on deeply nested input.
+        except (AttributeError, KeyError, TypeError, ValueError, RecursionError) as error:
             raise ValueError(
                 f"{str(path)!r} is not a saved SemanticMatch state: {error}"
             ) from error

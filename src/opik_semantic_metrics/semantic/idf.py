@@ -85,8 +85,26 @@ class SmoothedIdf:
             raise ValueError("Expected `num_documents` to be an integer.")
         if num_documents < 0:
             raise ValueError(f"Expected `num_documents` >= 0, got {num_documents}.")
+        if not all(_is_token_id(token_id) for token_id in raw):
+            raise ValueError("Expected every token id to be a non-negative 64-bit integer.")
+        if not all(_is_json_number(weight) for weight in raw.values()):
+            raise ValueError("Expected every idf weight to be a number.")
+        # log((N + 1) / (df + 1)) with 1 <= df <= N lies in [0, log((N + 1) / 2)], so a
+        # table with weights needs N >= 1. A weight outside that range no fit writes, and
+        # an overflowing one would turn scores into NaN.
+        highest = math.log((num_documents + 1) / 2) if num_documents else -1.0
         weights = {int(token_id): float(weight) for token_id, weight in raw.items()}
-        # log((N + 1) / (df + 1)) with 1 <= df <= N: finite and not negative.
-        if not all(math.isfinite(weight) and weight >= 0 for weight in weights.values()):
-            raise ValueError("Expected every idf weight to be a finite number >= 0.")
+        if not all(0.0 <= weight <= highest for weight in weights.values()):
+            raise ValueError(
+                f"Expected every idf weight in [0, log((N + 1) / 2)] with N = {num_documents}."
+            )
         return cls(IdfTable(num_documents=num_documents, weights=weights))
+
+
+def _is_token_id(key: str) -> bool:
+    """Whether a JSON key is a token id: ASCII digits of a value that fits int64."""
+    return key.isascii() and key.isdigit() and int(key) < 2**63
+
+
+def _is_json_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
