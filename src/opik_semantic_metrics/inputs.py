@@ -80,7 +80,19 @@ def is_blank(text: str) -> bool:
         >>> is_blank(" \u200b\t"), is_blank("\u200ba")
         (True, False)
     """
-    return all(unicodedata.category(character) in _INVISIBLE_CATEGORIES for character in text)
+    return not visible_characters(text)
+
+
+def visible_characters(text: str) -> str:
+    """The text without its whitespace, control and zero-width characters.
+
+    Example:
+        >>> visible_characters("No\u200b. \u00adyes")
+        'No.yes'
+    """
+    if text.isprintable() and " " not in text:
+        return text
+    return "".join(c for c in text if unicodedata.category(c) not in _INVISIBLE_CATEGORIES)
 
 
 def check_text(value: object, what: str) -> str:

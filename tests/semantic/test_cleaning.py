@@ -41,6 +41,10 @@ def test_every_ascii_punctuation_character_counts_as_punctuation():
         ("", ""),
         ("   ", ""),
         ("the of and . , ;", ""),
+        # BERT's tokenizer drops zero-width and control characters; so does cleaning,
+        # before the stop word look-up ("The\u200b" was once a content word).
+        ("The\u200b he\u00adart\ufeff.", "heart"),
+        ("No\u200b \u2060a\u200bttack\x07", "attack"),
     ],
 )
 def test_clean_text_drops_punctuation_and_stop_words(text, cleaned):
@@ -52,3 +56,4 @@ def test_word_forms_ignore_case_and_surrounding_punctuation():
     assert word_forms("It isn\u2019t!") == ("it", "isn't")
     assert word_forms("-- ...") == ()
     assert word_forms("No") != word_forms("Not")
+    assert word_forms("No\u200b.") == ("no",)

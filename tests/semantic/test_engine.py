@@ -268,6 +268,11 @@ def test_a_paraphrase_ranks_above_an_unrelated_answer(engine):
         ("\u200b\u200d", "Heart attack", "empty_output", 0.0),
         ("\x07 \u2060", "\x07 \u2060", "empty_output", 0.0),
         ("Heart attack", "\ufeff\u00ad", "empty_reference", 0.0),
+        # A list answer of blank parts is empty too, not the separator ", " (punctuation).
+        ("Heart attack", ["", ""], "empty_reference", 0.0),
+        ("Heart attack", [" ", "\u200b"], "empty_reference", 0.0),
+        # A zero-width character stuck to a stop word leaves it a stop word.
+        ("No\u200b", "No", "same_stop_words", 1.0),
         # Private-use characters: BERT's tokenizer drops them, so there is no [UNK] either.
         ("\ue000\ue001", "Heart attack", "unknown_words_output", 0.0),
     ],

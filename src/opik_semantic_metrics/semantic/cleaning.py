@@ -27,6 +27,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterator
 
+from opik_semantic_metrics.inputs import visible_characters
 from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
 
 _PLAIN_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
@@ -38,7 +39,12 @@ def is_punctuation(character: str) -> bool:
 
 
 def _core(token: str) -> str:
-    """The token without its surrounding punctuation."""
+    """The token without its surrounding punctuation and its invisible characters.
+
+    BERT's tokenizer drops control and zero-width characters, so "No\u200b" reads as "No"
+    to the model and must be the stop word "no" here too.
+    """
+    token = visible_characters(token)
     start, end = 0, len(token)
     while start < end and is_punctuation(token[start]):
         start += 1

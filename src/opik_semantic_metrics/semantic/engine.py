@@ -2,7 +2,7 @@
 
 The engine knows nothing of Opik. It takes ``candidates`` (model outputs) and
 ``references`` (a string each, or a list of strings that together form one answer: the
-parts are joined with ``", "``) and returns one frozen :class:`SemanticMatchResult` per
+non-blank parts are joined with ``", "``) and returns one frozen :class:`SemanticMatchResult` per
 pair. The formula is in :mod:`~opik_semantic_metrics.semantic.levels` and
 :mod:`~opik_semantic_metrics.semantic.combine`; here are the embeddings, the corpus
 statistics and the rules for texts that cannot be scored.
@@ -222,7 +222,13 @@ def reference_text(reference: object, what: str) -> str:
     Raises:
         InputError: Anything else, naming the item (``what``) and the type found.
     """
-    return LIST_SEPARATOR.join(reference_texts(reference, what))
+    return _joined(reference_texts(reference, what))
+
+
+def _joined(parts: Sequence[str]) -> str:
+    """The parts of a list answer as one text, blank parts left out: ``["", " "]`` is an
+    empty reference, not the separator alone, which reads as punctuation."""
+    return LIST_SEPARATOR.join(part for part in parts if not is_blank(part))
 
 
 def _check_state_source(source: object, idf: SmoothedIdf, baseline: float) -> None:
@@ -242,7 +248,7 @@ def _check_state_source(source: object, idf: SmoothedIdf, baseline: float) -> No
 def _check_pairs(candidates: object, references: object) -> tuple[list[str], list[str]]:
     """Validate inputs once, at the entry point; return outputs and joined references."""
     outputs, groups = check_pairs(candidates, references)
-    return outputs, [LIST_SEPARATOR.join(group) for group in groups]
+    return outputs, [_joined(group) for group in groups]
 
 
 def _status(output: str, reference: str, clean_output: str, clean_reference: str) -> Status:
