@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from opik_semantic_metrics.semantic.combine import (
@@ -59,6 +60,23 @@ def test_weights_are_relative():
 def test_bad_weights_are_refused(weights):
     with pytest.raises(ValueError, match="weights"):
         Combination.create(weights=weights)
+
+
+def test_numpy_numbers_are_numbers():
+    # Values read from a NumPy array or a pandas frame were refused (np.float32 is no
+    # Python float, and an array no Sequence); they now give what their floats give.
+    from_numpy = Combination.create(
+        weights=np.array([1.0, 1.0, 2.0], dtype=np.float32),
+        floor=np.float32(0.25),
+        snap=np.float64(0.9),
+    )
+    assert from_numpy == Combination.create(weights=(1.0, 1.0, 2.0), floor=0.25, snap=0.9)
+    assert all(type(weight) is float for weight in from_numpy.weights)
+    assert check_baseline(np.float32(0.5)) == 0.5
+    with pytest.raises(ValueError, match="`floor`"):
+        Combination.create(floor=np.bool_(False))
+    with pytest.raises(ValueError, match="weights"):
+        Combination.create(weights=np.array([1.0, 1.0]))
 
 
 @pytest.mark.parametrize(("floor", "snap"), [(1.0, 0.95), (-0.1, 0.95), (0.25, 0.0), (0.2, 1.5)])

@@ -32,6 +32,7 @@ has the table. Weights, floor and snap are all arguments.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -69,7 +70,7 @@ def check_baseline(baseline: float) -> float:
     Raises:
         ValueError: Out of range, or not a number.
     """
-    if isinstance(baseline, bool) or not isinstance(baseline, (int, float)):
+    if not is_real_number(baseline):
         raise ValueError(f"Expected `paragraph_baseline` to be a number, got {baseline!r}.")
     if not -1.0 <= baseline <= MAX_PARAGRAPH_BASELINE:
         raise ValueError(
@@ -116,10 +117,12 @@ class Combination:
             ValueError: Not three finite non-negative weights with a positive sum; a floor
                 outside ``[0, 1)``; a snap outside ``(0, 1]``.
         """
-        values = tuple(weights) if isinstance(weights, Sequence) else ()
+        # A NumPy array of weights is no Sequence, but reads the same.
+        is_sequence = isinstance(weights, Sequence) or hasattr(weights, "__array__")
+        values = tuple(weights) if is_sequence and not isinstance(weights, str) else ()
         if (
             len(values) != 3
-            or not all(_is_number(value) and math.isfinite(value) for value in values)
+            or not all(is_real_number(value) and math.isfinite(value) for value in values)
             or min(values) < 0
             or sum(values) <= 0
         ):
@@ -127,10 +130,11 @@ class Combination:
                 "Expected `weights` to be three non-negative numbers (word, sentence, "
                 f"paragraph) with a positive sum, got {weights!r}."
             )
-        if not _is_number(floor) or not 0.0 <= floor < 1.0:
+        if not is_real_number(floor) or not 0.0 <= floor < 1.0:
             raise ValueError(f"Expected `floor` in [0, 1), got {floor!r}.")
-        if snap is not None and (not _is_number(snap) or not 0.0 < snap <= 1.0):
+        if snap is not None and (not is_real_number(snap) or not 0.0 < snap <= 1.0):
             raise ValueError(f"Expected `snap` in (0, 1] or None, got {snap!r}.")
+        values = tuple(float(value) for value in values)
         if not math.isfinite(sum(values)):
             # Weights near the float limit overflow their sum; they are relative.
             values = tuple(value / max(values) for value in values)
@@ -156,5 +160,11 @@ class Combination:
         return 1.0 if self.snaps(raw) else self.rescaled(raw)
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def is_real_number(value: object) -> bool:
+    """Whether a value is a real number: Python's or NumPy's, but not a bool.
+
+    Example:
+        >>> is_real_number(0.25), is_real_number(True), is_real_number("0.25")
+        (True, False, False)
+    """
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)

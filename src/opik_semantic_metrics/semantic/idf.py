@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import torch
 
 from opik_semantic_metrics.bertscore.idf import IdfTable, fit_idf
+from opik_semantic_metrics.semantic.combine import is_real_number
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class SmoothedIdf:
             raise ValueError(f"Expected `num_documents` >= 0, got {num_documents}.")
         if not all(_is_token_id(token_id) for token_id in raw):
             raise ValueError("Expected every token id to be a non-negative 64-bit integer.")
-        if not all(_is_json_number(weight) for weight in raw.values()):
+        if not all(is_real_number(weight) for weight in raw.values()):
             raise ValueError("Expected every idf weight to be a number.")
         # log((N + 1) / (df + 1)) with 1 <= df <= N lies in [0, log((N + 1) / 2)], so a
         # table with weights needs N >= 1. A weight outside that range no fit writes, and
@@ -104,7 +105,3 @@ class SmoothedIdf:
 def _is_token_id(key: str) -> bool:
     """Whether a JSON key is a token id: ASCII digits of a value that fits int64."""
     return key.isascii() and key.isdigit() and int(key) < 2**63
-
-
-def _is_json_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
