@@ -133,6 +133,84 @@ def test_a_directory_without_hparams_yaml_is_not_a_comet_model(tmp_path):
         read_checkpoint(str(model))
 
 
+def _truncated(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:100])
+
+
+@pytest.mark.parametrize(
+    ("file_name", "damage"),
+    [
+        # An interrupted download or copy: the empty file raised a bare EOFError.
+        ("model.ckpt", lambda path: path.write_bytes(b"")),
+        ("model.ckpt", _truncated),
+        # No pickle at all: it was refused as a checkpoint that could run code.
+        ("model.ckpt", lambda path: path.write_bytes(b"garbage")),
+        # These raised safetensors' own SafetensorError.
+        ("model.safetensors", lambda path: path.write_bytes(b"")),
+        ("model.safetensors", lambda path: path.write_bytes(b"garbage" * 10)),
+    ],
+)
+def test_an_unreadable_checkpoint_says_so(tmp_path, file_name, damage):
+    model = _copy_model("regression-xlmr", tmp_path)
+    if file_name != "model.ckpt":
+        (model / "checkpoints" / "model.ckpt").unlink()
+    damage(model / "checkpoints" / file_name)
+    with pytest.raises(ModelUnavailableError, match="is not a readable checkpoint") as raised:
+        COMET(str(model), device="cpu", track=False)
+    assert "could run code" not in str(raised.value)
+
+
+def test_hparams_yaml_that_is_not_a_mapping_names_no_class(tmp_path):
+    # A bare number raised "argument of type 'int' is not iterable".
+    model = _copy_model("regression-xlmr", tmp_path)
+    (model / "hparams.yaml").write_text("2\n", encoding="utf-8")
+    with pytest.raises(ModelUnavailableError, match="names no `class_identifier`"):
+        read_checkpoint(str(model))
+
+
+def test_an_encoder_without_its_vocabulary_file_is_refused(tmp_path):
+    # transformers 5 built a tokenizer of the 5 special tokens alone: every word was
+    # <unk>, and the model scored 0.2051 where it scores 0.1801, without a warning.
+    # (transformers 4 cannot build one without sentencepiece, and says so.)
+    model = _copy_model("regression-xlmr", tmp_path)
+    (tmp_path / "encoders" / "xlmr" / "tokenizer.json").unlink()
+    expected = r"(?s)has no vocabulary, only special tokens|No tokenizer in .*sentencepiece"
+    with pytest.raises(ModelUnavailableError, match=expected):
+        CometEngine(str(model), device="cpu")
+
+
+def test_an_encoder_without_its_config_is_refused(tmp_path):
+    # transformers built the family's default config (30522 x 768), and the weights then
+    # failed to load with a bare size mismatch that never named config.json.
+    model = _copy_model("regression-xlmr", tmp_path)
+    (tmp_path / "encoders" / "xlmr" / "config.json").unlink()
+    with pytest.raises(ModelUnavailableError, match=r"config\.json is missing"):
+        CometEngine(str(model), device="cpu")
+
+
+def test_an_encoder_whose_weights_do_not_fit_is_named(tmp_path):
+    model = _copy_model("regression-xlmr", tmp_path)
+    config_path = tmp_path / "encoders" / "xlmr" / "config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config["intermediate_size"] *= 2
+    config_path.write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(ModelUnavailableError, match="do not fit the encoder") as raised:
+        CometEngine(str(model), device="cpu")
+    assert "size mismatch" in str(raised.value)
+
+
+def test_a_tokenizer_with_more_tokens_than_embeddings_is_refused(tmp_path):
+    # An id past the embedding table would fail every score with an IndexError.
+    model = _copy_model("regression-xlmr", tmp_path)
+    tokenizer_path = tmp_path / "encoders" / "xlmr" / "tokenizer.json"
+    tokenizer = json.loads(tokenizer_path.read_text(encoding="utf-8"))
+    extra = dict(tokenizer["added_tokens"][-1], id=698, content="<extra>")
+    tokenizer["added_tokens"].append(extra)
+    tokenizer_path.write_text(json.dumps(tokenizer), encoding="utf-8")
+    with pytest.raises(ModelUnavailableError, match=r"more tokens than the encoder .* \(698\)"):
+        CometEngine(str(model), device="cpu")
+
+
 def test_missing_estimator_weights_are_named(tmp_path):
     model = _copy_model("regression-xlmr", tmp_path)
     path = model / "checkpoints" / "model.ckpt"

@@ -299,12 +299,17 @@ def read_weights(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
 
     Raises:
         ModelUnavailableError: The file holds pickled objects other than tensors and
-            plain data (it could run code when unpickled), or is not a checkpoint.
+            plain data (it could run code when unpickled), or is not a checkpoint (empty,
+            truncated or corrupt).
     """
     if path.suffix == ".safetensors":
+        from safetensors import SafetensorError
         from safetensors.torch import load_file
 
-        return load_file(str(path)), {}
+        try:
+            return load_file(str(path)), {}
+        except SafetensorError as error:
+            raise _unreadable(path, error) from error
     try:
         try:
             checkpoint = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
@@ -312,19 +317,29 @@ def read_weights(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
             # Files saved in torch's format before 1.6 (not a zip) cannot be mapped.
             checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as error:
+        # torch names the global it refused ("Unsupported global: GLOBAL posix.system");
+        # bytes that are no pickle at all fail on an "Unsupported operand" instead.
+        if "global" not in str(error).lower():
+            raise _unreadable(path, error) from error
         raise ModelUnavailableError(
             f"Refused to load {path}: it holds pickled objects other than tensors and "
             f"plain data, which could run code when loaded. Only load checkpoints from "
             f"sources you trust, converted to safetensors. ({error})"
         ) from error
-    except RuntimeError as error:
-        raise ModelUnavailableError(
-            f"{path} is not a readable torch checkpoint: {error}"
-        ) from error
+    except (RuntimeError, EOFError) as error:
+        # An empty file ends the unpickler at once: EOFError, with no message.
+        raise _unreadable(path, error) from error
     if not isinstance(checkpoint, dict) or not isinstance(checkpoint.get("state_dict"), dict):
         raise ModelUnavailableError(f"{path} is not a COMET checkpoint (no 'state_dict').")
     hyper_parameters = checkpoint.get("hyper_parameters") or {}
     return checkpoint["state_dict"], dict(hyper_parameters)
+
+
+def _unreadable(path: Path, error: Exception) -> ModelUnavailableError:
+    return ModelUnavailableError(
+        f"{path} is not a readable checkpoint (empty, truncated or corrupt: download or "
+        f"copy it again): {type(error).__name__}: {error}"
+    )
 
 
 def read_checkpoint(model: str = DEFAULT_MODEL) -> CometCheckpoint:
@@ -357,7 +372,7 @@ def read_checkpoint(model: str = DEFAULT_MODEL) -> CometCheckpoint:
             f"{model!r} has no checkpoint: expected one of {list(_CHECKPOINT_FILES)} in "
             f"{directory}."
         )
-    if "class_identifier" not in yaml_hparams:
+    if not isinstance(yaml_hparams, dict) or "class_identifier" not in yaml_hparams:
         raise ModelUnavailableError(f"{hparams_path} names no `class_identifier`.")
     state_dict, checkpoint_hparams = read_weights(weights_path)
     hparams = parse_hparams(

@@ -149,8 +149,9 @@ class CometTokenizer:
         default_special_tokens: (cls, sep, pad) strings when the configs name none.
 
     Raises:
-        ModelUnavailableError: No tokenizer can be built from the directory, or it lacks
-            one of the special tokens.
+        ModelUnavailableError: No tokenizer can be built from the directory, it has no
+            vocabulary (its vocabulary file is missing), or it lacks one of the special
+            tokens.
     """
 
     def __init__(
@@ -171,6 +172,15 @@ class CometTokenizer:
             except (OSError, ValueError) as error:
                 raise ModelUnavailableError(f"No tokenizer in {directory}: {error}") from error
             backend = Tokenizer.from_str(built.backend_tokenizer.to_str())
+        special = {token.content for token in backend.get_added_tokens_decoder().values()}
+        if set(backend.get_vocab(with_added_tokens=True)) <= special:
+            # transformers builds such a tokenizer, without a word, from a directory that
+            # lacks its vocabulary files: every word would be read as <unk>.
+            raise ModelUnavailableError(
+                f"The tokenizer in {directory} has no vocabulary, only special tokens: "
+                "its vocabulary file (tokenizer.json, sentencepiece.bpe.model or vocab.txt) "
+                "is missing."
+            )
         # Fixed once here and never changed: a tokenizer whose settings change while
         # another thread encodes raises "Already borrowed".
         backend.no_padding()
@@ -300,7 +310,9 @@ def load_comet_encoder(
         dtype: The type of the transformer's weights.
 
     Raises:
-        ModelUnavailableError: Files cannot be had, or the checkpoint lacks encoder weights.
+        ModelUnavailableError: Files cannot be had (config.json included), the checkpoint
+            lacks encoder weights or has weights of another shape, or the tokenizer has
+            more tokens than the encoder has embeddings.
         ValueError: An unknown encoder family.
     """
     family = encoder_family(encoder_model)
@@ -310,6 +322,12 @@ def load_comet_encoder(
         if tokenizer_source == pretrained_model
         else fetch_encoder_files(tokenizer_source)
     )
+    if not (config_directory / "config.json").is_file():
+        # transformers would build the family's default config instead, and the weights
+        # would then fail to load with a bare size mismatch.
+        raise ModelUnavailableError(
+            f"The encoder's config.json is missing from {config_directory}."
+        )
     config = getattr(transformers, family.config_class).from_pretrained(str(config_directory))
     model = getattr(transformers, family.model_class)(config, add_pooling_layer=False)
     prefix = "encoder.model."
@@ -318,7 +336,13 @@ def load_comet_encoder(
         for key, value in state_dict.items()
         if key.startswith(prefix) and not key.startswith(prefix + "pooler.")
     }
-    missing, unexpected = model.load_state_dict(weights, strict=False)
+    try:
+        missing, unexpected = model.load_state_dict(weights, strict=False)
+    except RuntimeError as error:
+        raise ModelUnavailableError(
+            f"The COMET checkpoint's encoder weights do not fit the encoder {pretrained_model!r} "
+            f"(is it the one the checkpoint was trained on?): {error}"
+        ) from error
     if missing:
         raise ModelUnavailableError(
             f"The COMET checkpoint lacks encoder weights {missing[:5]} (of {len(missing)})."
@@ -327,6 +351,11 @@ def load_comet_encoder(
         logger.debug("Ignoring unused encoder entries of the checkpoint: %s", unexpected)
     max_positions = config.max_position_embeddings - 2
     tokenizer = CometTokenizer(tokenizer_directory, max_positions - 2, family.special_tokens)
+    if tokenizer.backend.get_vocab_size(with_added_tokens=True) > config.vocab_size:
+        raise ModelUnavailableError(
+            f"The tokenizer of {tokenizer_source!r} has more tokens than the encoder "
+            f"{pretrained_model!r} has embeddings ({config.vocab_size}): not its tokenizer."
+        )
     return CometEncoder(
         family=family,
         tokenizer=tokenizer,
