@@ -117,6 +117,20 @@ def test_a_missing_directory_is_called_one_not_a_hub_id(name):
     )
 
 
+def test_a_model_directory_without_its_vocabulary_file_is_refused(tmp_path, minilm_path):
+    # transformers 5 built a tokenizer of the special tokens alone: every word read as
+    # [UNK], and BERTScore gave 0.994 to "The cat sat." against "A cat was sitting.".
+    import shutil
+
+    model_dir = tmp_path / "no-vocabulary"
+    shutil.copytree(minilm_path, model_dir)
+    (model_dir / "vocab.txt").unlink()
+    (model_dir / "tokenizer.json").unlink()
+    with pytest.raises(ModelUnavailableError) as raised:
+        load_encoder(str(model_dir), device="cpu")
+    assert str(model_dir) in str(raised.value)
+
+
 def test_dtypes_are_named_clearly():
     assert resolve_dtype(None) is torch.float32
     assert resolve_dtype("bf16") is torch.bfloat16

