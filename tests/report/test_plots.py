@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 from matplotlib.colors import to_hex
+from matplotlib.text import Text
 from PIL import Image
 
 from opik_semantic_metrics.report.plots import (
@@ -56,7 +57,29 @@ def test_heatmap_shows_the_matrix_and_frames_each_rows_best_match():
     assert [t.get_text() for t in axes.get_xticklabels()] == ["a", "dog", "cat"]
     assert [t.get_text() for t in axes.get_yticklabels()] == ["a", "cat"]
     assert axes.collections[0].get_offsets().tolist() == [[0, 0], [2, 1]]
-    assert axes.get_title() == "pair"
+    assert figure.get_suptitle() == "pair"
+
+
+@pytest.mark.parametrize(("rows", "columns"), [(10, 4), (30, 4), (8, 5), (20, 8), (4, 4), (60, 15)])
+def test_heatmap_text_lies_inside_the_image(rows, columns):
+    # With many more candidate than reference tokens, the title (the CLI's F1, P and R)
+    # and the x label were centred on a narrow heatmap and ran off the image.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    title = "BERTScore F1 0.225 (P 0.172, R 0.324) for a candidate of many tokens, layer 6"
+    matrix = np.random.default_rng(0).random((rows, columns))
+    figure = similarity_heatmap(
+        [f"c{i}" for i in range(rows)], [f"r{j}" for j in range(columns)], matrix, title=title
+    )
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    drawn = [t for t in figure.findobj(Text) if t.get_visible() and t.get_text()]
+    assert figure.get_suptitle() in [t.get_text() for t in drawn]
+    for text in drawn:
+        box = text.get_window_extent(renderer)
+        assert box.x0 >= 0 and box.x1 <= figure.bbox.width, text.get_text()
+        assert box.y0 >= 0 and box.y1 <= figure.bbox.height, text.get_text()
 
 
 def test_heatmap_rejects_a_matrix_that_does_not_fit_the_tokens():

@@ -9,6 +9,7 @@ trackers.
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -144,10 +145,8 @@ def similarity_heatmap(
         )
     rows, columns = values.shape
     # About 0.2 inch a token, so that labels stay readable however long the texts are.
-    figure = Figure(
-        figsize=(max(5.0, 0.2 * columns + 2.5), max(4.0, 0.2 * rows + 2.0)),
-        layout="constrained",
-    )
+    width = max(5.0, 0.2 * columns + 2.5)
+    figure = Figure(figsize=(width, max(4.0, 0.2 * rows + 2.0)), layout="constrained")
     axes = figure.subplots()
     image = axes.imshow(values, cmap=HEATMAP_COLORMAP, vmin=min(0.0, float(values.min())), vmax=1.0)
     best = values.argmax(axis=1)
@@ -164,11 +163,17 @@ def similarity_heatmap(
     reference_labels = [_literal(token) for token in reference_tokens]
     axes.set_xticks(np.arange(columns), reference_labels, rotation=90, fontsize=font)
     axes.set_yticks(np.arange(rows), [_literal(token) for token in candidate_tokens], fontsize=font)
-    axes.set_xlabel("reference tokens (framed: each candidate token's best match)")
     axes.set_ylabel("candidate tokens")
     figure.colorbar(image, ax=axes, shrink=0.8, label="cosine similarity")
+    # The x label and the title are centred on the figure, not on the heatmap: with many
+    # more candidate than reference tokens its square cells leave it narrow and off to
+    # one side, and text centred on it ran off the image.
+    figure.supxlabel(
+        "reference tokens\n(framed: each candidate token's best match)", fontsize="medium"
+    )
     if title:
-        axes.set_title(_literal(title))
+        # About 8 characters an inch at the title's size, with a margin.
+        figure.suptitle(textwrap.fill(_literal(title), width=int(width * 8)))
     return figure
 
 
