@@ -208,6 +208,9 @@ def test_custom_abstentions():
         ({"abstentions": []}, "abstention"),
         ({"abstentions": "not answerable"}, "abstentions"),
         ({"abstentions": ["ok", ""]}, "abstentions"),
+        # "-" normalises to nothing, and made every output with a word an abstention.
+        ({"abstentions": ["Not answerable", "-"]}, "abstention phrase to hold a word"),
+        ({"abstentions": ["?!"]}, "abstention phrase to hold a word"),
         ({"semantic": "bertscore"}, "semantic"),
         ({"semantic": 3}, "semantic"),
         ({"semantic": len}, "semantic_threshold"),

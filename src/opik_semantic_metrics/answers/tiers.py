@@ -297,6 +297,13 @@ class AnswerMatcher:
         if not self.abstentions:
             raise ValueError("Expected at least one abstention phrase.")
         phrases = sorted({normal_forms(phrase).spaced for phrase in self.abstentions}, key=len)
+        if "" in phrases:
+            # An empty alternative in the pattern below would find an abstention in
+            # every text that has a word.
+            raise ValueError(
+                "Expected every abstention phrase to hold a word: punctuation alone "
+                "(\"-\", \"?\") normalises to nothing."
+            )
         self._abstention_set = frozenset(phrases)
         self._abstention_pattern = re.compile(
             r"\b(?:" + "|".join(re.escape(phrase) for phrase in reversed(phrases)) + r")\b"
