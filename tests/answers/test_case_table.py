@@ -59,6 +59,14 @@ CASES = [
     ("25 °C", "25C", None, None, True, "normalized"),
     ("12 kWh", "12 kilowatt-hours", None, None, True, "normalized"),
     ("40 MWh", "40 megawatt hours", None, None, True, "normalized"),
+    # A unit's spelling after a number that is not written as the gold's ("25.0").
+    ("25°C", "25.0 degrees Celsius", "Float", None, True, "numeric"),
+    ("100.0 kWh", "100 kilowatt hours", "Float", None, True, "numeric"),
+    ("1000.0 kWh", "1,000 kilowatt hours", "Float", None, True, "numeric"),
+    # The unit ends at the first stop word, in a whole answer as in a sentence.
+    ("12 sites", "12 sites were audited", "Int", None, True, "numeric"),
+    ("12 kg", "12 kg of flour", "Float", None, True, "numeric"),
+    ("5", "It is equal to 5", "Int", None, True, "numeric"),
     ("$5", "$ 5", None, None, True, "normalized"),
     ("U.S.", "US", "Str", None, True, "normalized"),
     ("Paris Agreement", "The Paris Agreement", "Str", None, True, "normalized"),
@@ -117,6 +125,15 @@ CASES = [
     ("Not answerable", "42", "None", None, False, "no_match"),  # answer on no answer
     (None, "Paris", None, None, False, "no_match"),
     ("['SSP1', 'SSP2']", "SSP1 or SSP2", "List", None, False, "no_match"),
+    # A number the sentence bounds or negates is not its answer.
+    ("5", "It isn't 5", "Int", None, False, "no_match"),
+    ("5", "It is not equal to 5", "Int", None, False, "no_match"),
+    ("5", "up to 5", "Int", None, False, "no_match"),
+    ("5", "a maximum of 5", "Int", None, False, "no_match"),
+    ("5", "5 at most", "Int", None, False, "no_match"),
+    ("5", "5 minimum", "Int", None, False, "no_match"),
+    ("5", "The value is >5", "Int", None, False, "no_match"),
+    ("5 years", "It took 5+ years", "Int", None, False, "no_match"),
 ]
 # fmt: on
 

@@ -138,12 +138,11 @@ _UNIT_CANONICAL = {
 }
 # A text without any of these cannot hold a unit spelling: the pass is skipped.
 _UNIT_HINTS = ("per", "pct", "deg", "celsius", "fahrenheit", "watt")
+_UNIT_ALTERNATIVES = "|".join(map(re.escape, sorted(_UNIT_CANONICAL, key=len, reverse=True)))
 # Only after a number: "Celsius" alone is a name, and "C" an option letter or a vitamin.
-_UNIT_SPELLING = re.compile(
-    r"(?<=\d )(?:"
-    + "|".join(map(re.escape, sorted(_UNIT_CANONICAL, key=len, reverse=True)))
-    + r")\b"
-)
+_UNIT_SPELLING = re.compile(r"(?<=\d )(?:" + _UNIT_ALTERNATIVES + r")\b")
+# The words after a number, normalised apart from it, begin with its unit.
+_UNIT_SPELLING_FIRST = re.compile(r"^(?:" + _UNIT_ALTERNATIVES + r")\b")
 
 
 @dataclass(frozen=True)
@@ -235,8 +234,18 @@ _NOT_A_UNIT = frozenset(
 #: Words just before a number that make a sentence bound or negate it, not state it.
 _BOUNDS_BEFORE = frozenset(
     {"not", "no", "nor", "never", "than", "least", "most", "over", "under", "above", "below"}
-    | {"fewer", "greater", "exceeding", "exceeds", "beyond", "except"}
+    | {"fewer", "greater", "exceeding", "exceeds", "beyond", "except", "maximum", "minimum"}
+    # Contractions lose their apostrophe in normal form: "isn't" is "isnt".
+    | {"isnt", "arent", "wasnt", "werent", "doesnt", "dont", "didnt", "cant", "cannot"}
 )
+#: Phrases just before or just after a number that bound or negate it ("up to 5",
+#: "not equal to 5", "5 at most").
+_BOUNDING_PHRASES_BEFORE = (("up", "to"), ("not", "equal", "to"))
+_BOUNDING_PAIRS_AFTER = frozenset({("at", "most"), ("at", "least")})
+#: Words just after a number that bound it ("5 maximum"; not "min", which is minutes).
+_BOUNDS_AFTER = frozenset({"maximum", "minimum"})
+#: Symbols that bound the number they stand before (">5") or, "+", after ("5+ years").
+_BOUND_SYMBOLS_BEFORE = (">", "<", "\u2265", "\u2264", "\u2a7e", "\u2a7d")
 _SCALES = {
     "thousand": Decimal(10) ** 3,
     "million": Decimal(10) ** 6,
@@ -361,17 +370,28 @@ def parse_number(text: str) -> ParsedNumber | None:
     if scale is not None:
         value = _DECIMAL_CONTEXT.multiply(value, _SCALES[scale["scale"]])
         rest = rest[scale.end() :]
-    unit_words = normal_forms(rest).joined.split()
+    unit_words = _words_after_number(rest)
     if len(unit_words) > 3 or any(
-        word in _NOT_A_UNIT or is_number_word(word) for word in unit_words
+        word in _NOT_A_UNIT or word in _BOUNDS_AFTER or is_number_word(word) for word in unit_words
     ):
         return None
-    if len(unit_words) > 1 and _is_stop_word(unit_words[0]):
-        # "82% of sites" is a phrase about the number, not a unit: read as a sentence.
+    if len(unit_words) > 1 and any(map(_is_stop_word, unit_words)):
+        # "82% of sites" and "12 sites were audited" are phrases about the number, not
+        # units: read as sentences, whose unit ends at the first stop word.
         return None
     currency = found["currency"] or found["currency_after_sign"]
     unit = " ".join([*([currency] if currency else []), *unit_words])
     return ParsedNumber(value, percent=percent is not None, unit=unit)
+
+
+def _words_after_number(text: str) -> list[str]:
+    """The normal form of the words after a number, a unit spelling at their start made
+    canonical ("25.0 degrees Celsius" is 25.0 c: normalised apart from the number, the
+    spelling rule could not see the digit before it)."""
+    words = normal_forms(text).joined
+    if any(hint in words for hint in _UNIT_HINTS):
+        words = _UNIT_SPELLING_FIRST.sub(lambda found: _UNIT_CANONICAL[found.group()], words)
+    return words.split()
 
 
 def is_number_word(word: str) -> bool:
@@ -397,8 +417,9 @@ def find_single_number(text: str) -> ParsedNumber | None:
     sign and currency symbol before it, percent and scale words after it, and as its unit
     the words that follow up to the first stop word (at most three: "12 kg of flour" is
     12 kg, "12 sites were audited" 12 sites), so that a unit, as in a short answer, must
-    agree with the reference's. A number that a sentence bounds or negates ("not 5", "less
-    than 5", "at least 5", "82% or more") is not its answer: ``None``.
+    agree with the reference's. A number that a sentence bounds or negates ("not 5", "isn't
+    5", "less than 5", "up to 5", "5 at most", ">5", "5+", "82% or more") is not its
+    answer: ``None``.
 
     Example:
         >>> str(find_single_number("About 82 percent of sites were audited."))
@@ -423,9 +444,17 @@ def find_single_number(text: str) -> ParsedNumber | None:
         return None
     if found["scale"]:
         value = _DECIMAL_CONTEXT.multiply(value, _SCALES[found["scale"].strip()])
-    before = normal_forms(text[: found.start()]).joined.split()[-2:]
-    after = normal_forms(text[found.end() :]).joined.split()
-    if _BOUNDS_BEFORE.intersection(before) or _NOT_A_UNIT.intersection(after[:1]):
+    before = tuple(normal_forms(text[: found.start()]).joined.split()[-3:])
+    after = _words_after_number(text[found.end() :])
+    if (
+        _BOUNDS_BEFORE.intersection(before[-2:])
+        or any(before[-len(phrase) :] == phrase for phrase in _BOUNDING_PHRASES_BEFORE)
+        or _NOT_A_UNIT.intersection(after[:1])
+        or _BOUNDS_AFTER.intersection(after[:1])
+        or tuple(after[:2]) in _BOUNDING_PAIRS_AFTER
+        or text[: found.start()].rstrip().endswith(_BOUND_SYMBOLS_BEFORE)
+        or text[found.end() :].startswith("+")
+    ):
         return None
     unit_words = []
     for word in after[:3]:

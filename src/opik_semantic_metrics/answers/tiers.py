@@ -302,7 +302,7 @@ class AnswerMatcher:
             # every text that has a word.
             raise ValueError(
                 "Expected every abstention phrase to hold a word: punctuation alone "
-                "(\"-\", \"?\") normalises to nothing."
+                '("-", "?") normalises to nothing.'
             )
         self._abstention_set = frozenset(phrases)
         self._abstention_pattern = re.compile(
