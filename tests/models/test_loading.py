@@ -131,6 +131,100 @@ def test_a_model_directory_without_its_vocabulary_file_is_refused(tmp_path, mini
     assert str(model_dir) in str(raised.value)
 
 
+def _edit_json(path: Path, **changes) -> None:
+    document = json.loads(path.read_text())
+    for key, value in changes.items():
+        if value is None:
+            document.pop(key, None)
+        else:
+            document[key] = value
+    path.write_text(json.dumps(document))
+
+
+def _rebuilt_bert(directory: Path, **config_changes) -> Path:
+    """The tiny BERT with its weights rebuilt (seeded) for a changed config."""
+    from transformers import BertConfig, BertModel
+
+    build_tiny_bert(directory)
+    _edit_json(directory / "config.json", **config_changes)
+    torch.manual_seed(0)
+    BertModel(BertConfig.from_pretrained(directory)).save_pretrained(directory)
+    return directory
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        # An interrupted download or copy: safetensors' own SafetensorError before.
+        lambda d: (d / "model.safetensors").write_bytes(b""),
+        lambda d: (d / "model.safetensors").write_bytes(
+            (d / "model.safetensors").read_bytes()[:999]
+        ),
+        # Sizes that are not the weights': a bare RuntimeError (size mismatch) before.
+        lambda d: _edit_json(d / "config.json", hidden_size=64, intermediate_size=128),
+    ],
+    ids=["empty-weights", "truncated-weights", "config-of-other-sizes"],
+)
+def test_damaged_weights_are_a_named_error(tmp_path, damage):
+    model_dir = build_tiny_bert(tmp_path / "bert")
+    damage(model_dir)
+    with pytest.raises(ModelUnavailableError, match="could not be loaded from the directory"):
+        load_encoder(str(model_dir), 2, device="cpu")
+
+
+def test_layers_the_weights_lack_are_refused_not_made_up(tmp_path):
+    # A config.json counting 4 layers over a 2-layer checkpoint: transformers filled
+    # layers 3 and 4 with random weights, and scores read there were random.
+    import shutil
+
+    whole = load_encoder(str(build_tiny_bert(tmp_path / "bert")), 2, device="cpu")
+    model_dir = Path(shutil.copytree(tmp_path / "bert", tmp_path / "four-layers"))
+    _edit_json(model_dir / "config.json", num_hidden_layers=4)
+    with pytest.raises(ModelUnavailableError, match=r"has no weights for \['encoder\.layer\.2\."):
+        load_encoder(str(model_dir), 4, device="cpu")
+    # The layers the checkpoint holds still read as they did.
+    within = load_encoder(str(model_dir), 2, device="cpu")
+    ids = whole.tokenizer("A cat sat on the mat.", return_tensors="pt")
+    mask = ids["attention_mask"]
+    assert torch.equal(
+        within.hidden_states(ids["input_ids"], mask), whole.hidden_states(ids["input_ids"], mask)
+    )
+
+
+def test_a_tokenizer_past_the_embedding_table_is_refused(tmp_path):
+    # Every text with an id past the table failed with an IndexError, item after item.
+    model_dir = _rebuilt_bert(tmp_path / "bert", vocab_size=60)
+    with pytest.raises(ModelUnavailableError, match="but the model has 60 token embeddings"):
+        load_encoder(str(model_dir), 2, device="cpu")
+
+
+@pytest.mark.parametrize(
+    ("build", "tokenizer_limit", "positions", "expected"),
+    [
+        # bert_score fails on long texts for each of these (a size mismatch or an index
+        # error in the position embeddings); the limit is the table's.
+        (build_tiny_bert, 1024, None, 512),
+        (build_tiny_bert, None, 128, 128),  # no limit written: read as 512 before
+        (build_tiny_roberta, 514, None, 512),  # positions start after the padding index
+        (build_tiny_roberta, None, None, 512),
+    ],
+)
+def test_the_token_limit_never_passes_the_position_table(
+    tmp_path, build, tokenizer_limit, positions, expected
+):
+    if positions is None:
+        model_dir = build(tmp_path / "model")
+    else:
+        model_dir = _rebuilt_bert(tmp_path / "model", max_position_embeddings=positions)
+    _edit_json(model_dir / "tokenizer_config.json", model_max_length=tokenizer_limit)
+    encoder = load_encoder(str(model_dir), 2, device="cpu")
+    assert encoder.max_length == expected
+    engine = BERTScoreEngine(str(model_dir), 2, device="cpu")
+    long_text = " ".join(["the cat sits on the mat and the dog runs in the snow ."] * 60)
+    [result] = engine.score([long_text], ["A cat sat on the mat."])
+    assert result.candidate_truncated and 0.0 < result.f1 < 1.0
+
+
 def test_dtypes_are_named_clearly():
     assert resolve_dtype(None) is torch.float32
     assert resolve_dtype("bf16") is torch.bfloat16

@@ -28,13 +28,15 @@ from __future__ import annotations
 import copy
 import functools
 import importlib.util
+import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedTokenizerBase
 
 from opik_semantic_metrics.errors import ModelUnavailableError
@@ -690,6 +692,47 @@ def load_encoder(
     return _encoders.get((source, layer, *settings), named)
 
 
+def _check_read_layers_loaded(
+    model: torch.nn.Module, missing_keys: Sequence[str], layer: int, source: ModelSource
+) -> None:
+    """Refuse a checkpoint without the weights of a layer that will be read.
+
+    transformers fills missing weights with random ones and only logs it: a config.json
+    that counts more layers than the checkpoint holds gave scores from random layers.
+
+    Raises:
+        ModelUnavailableError: A read layer (below ``layer``) has missing weights.
+    """
+    path = _layer_stack_path(model)
+    if path is None:
+        return
+    layer_key = re.compile(rf"{re.escape(path)}\.(\d+)\.")
+    missing = sorted(
+        key for key in missing_keys if (found := layer_key.match(key)) and int(found[1]) < layer
+    )
+    if missing:
+        raise ModelUnavailableError(
+            f"Model {source.name!r} has no weights for {missing[:3]} (of {len(missing)} "
+            f"missing) in {source.location}: its config.json counts more layers than its "
+            "weights file holds, or the file is incomplete."
+        )
+
+
+def _position_capacity(model: torch.nn.Module) -> int:
+    """How many tokens a text may have for the model's table of absolute positions.
+
+    RoBERTa-style tables start counting after the padding index (``padding_idx + 1``),
+    so 514 rows hold 512 tokens. A tokenizer limit above the table (or none, read as 512)
+    failed on long texts with a size mismatch or an index error.
+    """
+    embeddings = getattr(model, "embeddings", None)
+    positions = getattr(embeddings, "position_embeddings", None)
+    if not isinstance(positions, torch.nn.Embedding):
+        return _UNBOUNDED_LENGTH
+    first = 0 if positions.padding_idx is None else positions.padding_idx + 1
+    return len(positions.weight) - first
+
+
 def _load(
     source: ModelSource,
     layer: int,
@@ -709,14 +752,28 @@ def _load(
     except (OSError, ValueError, TypeError) as error:
         raise _unavailable(source, error) from error
     try:
-        model = AutoModel.from_pretrained(source.location, trust_remote_code=trust_remote_code)
-    except (OSError, ValueError) as error:
+        model, loading_info = AutoModel.from_pretrained(
+            source.location, trust_remote_code=trust_remote_code, output_loading_info=True
+        )
+    # A truncated or corrupt weights file (SafetensorError, or torch's RuntimeError), or a
+    # config.json whose sizes are not the weights' (RuntimeError: size mismatch).
+    except (OSError, ValueError, RuntimeError, SafetensorError) as error:
         raise _unavailable(source, error) from error
+    _check_read_layers_loaded(model, loading_info["missing_keys"], layer, source)
+    vocabulary = tokenizer.get_vocab()
     check_tokenizer_has_words(
-        tokenizer.get_vocab(),
-        [*tokenizer.all_special_tokens, *tokenizer.get_added_vocab()],
-        source.location,
+        vocabulary, [*tokenizer.all_special_tokens, *tokenizer.get_added_vocab()], source.location
     )
+    embeddings = model.get_input_embeddings()
+    if isinstance(embeddings, torch.nn.Embedding) and max(vocabulary.values()) >= len(
+        embeddings.weight
+    ):
+        # Every text with a token past the table would fail with an IndexError.
+        raise ModelUnavailableError(
+            f"The tokenizer of {source.name!r} has token ids up to {max(vocabulary.values())}, "
+            f"but the model has {len(embeddings.weight)} token embeddings: they do not belong "
+            "together (config.json's vocab_size, or the tokenizer files of another model)."
+        )
     # Every engine reads a text's tokens as the first positions of its row; decoder
     # embedding models (Qwen3-Embedding, ...) ship tokenizers that pad on the left.
     tokenizer.padding_side = "right"
@@ -739,6 +796,7 @@ def _load(
     max_length = tokenizer.model_max_length
     if max_length is None or max_length > _UNBOUNDED_LENGTH:
         max_length = FALLBACK_MAX_LENGTH
+    max_length = min(max_length, _position_capacity(model))
     return LoadedEncoder(
         name=source.name,
         location=source.location,
