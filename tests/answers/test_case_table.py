@@ -133,6 +133,12 @@ CASES = [
     ("5", "5 at most", "Int", None, False, "no_match"),
     ("5", "5 minimum", "Int", None, False, "no_match"),
     ("5", "The value is >5", "Int", None, False, "no_match"),
+    # A bound alone: read as punctuation, ">5" was "5" in normal form.
+    ("5", ">5", "Int", None, False, "no_match"),
+    ("5", "\u2264 5", None, None, False, "no_match"),
+    ("-5", "> -5", None, None, False, "no_match"),
+    ("5", "5+", "Int", None, False, "no_match"),
+    ("> 5", ">5", None, None, True, "normalized"),
     ("5 years", "It took 5+ years", "Int", None, False, "no_match"),
 ]
 # fmt: on

@@ -20,7 +20,9 @@ Text normal form (:func:`normal_forms`), in this order:
    Unicode's, :data:`CURRENCY_SIGNS`), which are kept as words (so ``"$5"`` and
    ``"€5"`` stay different), and ``/``, ``+``, ``:`` and ``^`` between digits, which are
    kept as words too (``"3/4"`` -> ``"3 / 4"``: a fraction is not the range ``"3-4"``,
-   nor ``"2+3"`` ``"2-3"``, nor ``"10²"`` ``"10-2"``);
+   nor ``"2+3"`` ``"2-3"``, nor ``"10²"`` ``"10-2"``), and so are ``<``, ``>``, ``≤`` and
+   ``≥`` before a number and ``+`` after one (``">5"`` -> ``"> 5"``, ``"5+"`` ->
+   ``"5 +"``: a bound is not the number it bounds);
 6. a number is split from a word or symbol glued after it (``"12kWh"`` -> ``"12 kwh"``,
    ``"82%"`` -> ``"82 %"``, ``"CO2e"`` -> ``"co2 e"``, the same on both sides) and a
    symbol from what follows it (``"$5"`` -> ``"$ 5"``); units spelled out after a number
@@ -73,6 +75,15 @@ _OPERATOR_BETWEEN_DIGITS = {
     operator: re.compile(rf"(?<=\d)\s?{re.escape(operator)}\s?(?=\d)")
     for operator in _KEPT_OPERATORS
 }
+#: Stand-ins for the bounds kept before a number (">5", "\u2264 3.5") and the plus kept
+#: after one ("5+"): a bound is not the number it bounds.
+_KEPT_BOUNDS = {"<": "\ue007", ">": "\ue008", "\u2264": "\ue009", "\u2265": "\ue00a", "+": "\ue00b"}
+# By the time bounds are read, a sign and a decimal point are their stand-ins.
+_BOUND_BEFORE_NUMBER = {
+    bound: re.compile(rf"{re.escape(bound)}(?=\s?[-.{_KEPT_MINUS}{_KEPT_POINT}]?\d)")
+    for bound in ("<", ">", "\u2264", "\u2265")
+}
+_PLUS_AFTER_NUMBER = re.compile(r"(?<=\d)\s?\+(?!\s?\d)")
 
 _CHARACTER_MAP = str.maketrans(
     {
@@ -81,7 +92,9 @@ _CHARACTER_MAP = str.maketrans(
         **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212", "-"),
         # Fraction and division slashes: NFKC writes "½" with the first.
         **dict.fromkeys("\u2044\u2215", "/"),
-        **dict.fromkeys([_KEPT_MINUS, _KEPT_POINT, _JOINER, *_KEPT_OPERATORS.values()]),
+        **dict.fromkeys(
+            [_KEPT_MINUS, _KEPT_POINT, _JOINER, *_KEPT_OPERATORS.values(), *_KEPT_BOUNDS.values()]
+        ),
     }
 )
 
@@ -110,10 +123,13 @@ _LEADING_SIGN = re.compile(rf"^-\s+(?={_CURRENCY}?\.?\d)")
 _DECIMAL_POINT = re.compile(r"\.(?<![^\W\d_]\.)(?=\d)")
 _JOINING_PERIOD = re.compile(rf"\.(?<={_LETTER}\.)(?={_LETTER})")
 _JOINING_HYPHEN = re.compile(rf"-(?:(?<={_LETTER}-)(?=\w)|(?<=\w-)(?={_LETTER}))")
+_KEPT_CHARACTERS = "".join([*_KEPT_OPERATORS.values(), *_KEPT_BOUNDS.values()])
 _OTHER_PUNCTUATION = re.compile(
-    rf"[^\w\s{_SYMBOLS}{_KEPT_MINUS}{_KEPT_POINT}{_JOINER}{''.join(_KEPT_OPERATORS.values())}]|_"
+    rf"[^\w\s{_SYMBOLS}{_KEPT_MINUS}{_KEPT_POINT}{_JOINER}{_KEPT_CHARACTERS}]|_"
 )
-_OPERATORS_BACK = str.maketrans({kept: operator for operator, kept in _KEPT_OPERATORS.items()})
+_OPERATORS_BACK = str.maketrans(
+    {kept: operator for operator, kept in (*_KEPT_OPERATORS.items(), *_KEPT_BOUNDS.items())}
+)
 _GLUED = re.compile(
     rf"(?<=\d)(?=[^\W\d_]|[{_SYMBOLS}])|(?<=[{_SYMBOLS}])(?=[\w{_KEPT_MINUS}{_KEPT_POINT}])"
 )
@@ -203,6 +219,11 @@ def normal_forms(text: str) -> NormalForms:
     for operator, pattern in _OPERATOR_BETWEEN_DIGITS.items():
         if operator in text:
             text = pattern.sub(f" {_KEPT_OPERATORS[operator]} ", text)
+    for bound, pattern in _BOUND_BEFORE_NUMBER.items():
+        if bound in text:
+            text = pattern.sub(f" {_KEPT_BOUNDS[bound]} ", text)
+    if "+" in text:
+        text = _PLUS_AFTER_NUMBER.sub(f" {_KEPT_BOUNDS['+']} ", text)
     if _GLUE_HINT.search(text):
         text = _GLUED.sub(" ", text)
     text = _OTHER_PUNCTUATION.sub(" ", text).replace(_KEPT_MINUS, "-").replace(_KEPT_POINT, ".")
@@ -363,6 +384,8 @@ def parse_number(text: str) -> ParsedNumber | None:
     if value is None:
         return None
     rest = found["rest"]
+    if rest.lstrip().startswith("+"):
+        return None  # "5+" is five or more
     percent = _PERCENT_WORD.match(rest)
     if percent is not None:
         rest = rest[percent.end() :]
@@ -453,7 +476,7 @@ def find_single_number(text: str) -> ParsedNumber | None:
         or _BOUNDS_AFTER.intersection(after[:1])
         or tuple(after[:2]) in _BOUNDING_PAIRS_AFTER
         or text[: found.start()].rstrip().endswith(_BOUND_SYMBOLS_BEFORE)
-        or text[found.end() :].startswith("+")
+        or text[found.end() :].lstrip().startswith("+")
     ):
         return None
     unit_words = []
