@@ -4,7 +4,7 @@ Engines (model loading, batching, scoring) live in sub-packages that know nothin
 Opik; the thin Opik metric classes are in :mod:`opik_semantic_metrics.metrics`.
 """
 
-from opik_semantic_metrics.errors import InputError, ModelUnavailableError
+from opik_semantic_metrics.errors import InputError, ModelUnavailableError, ScorerError
 from opik_semantic_metrics.metrics.answer_match import AnswerMatch
 from opik_semantic_metrics.metrics.bertscore import BERTScore
 from opik_semantic_metrics.metrics.comet import COMET
@@ -18,6 +18,7 @@ __all__ = [
     "BERTScore",
     "InputError",
     "ModelUnavailableError",
+    "ScorerError",
     "SemanticMatch",
     "__version__",
 ]

@@ -1,8 +1,8 @@
 """Errors raised by the engines, and :func:`shown`, which writes a caller's value in a message.
 
 The engines never import Opik, so they raise these; the Opik metric classes in
-:mod:`opik_semantic_metrics.metrics` turn :class:`InputError` into Opik's
-``MetricComputationError`` so that one bad item fails that item only.
+:mod:`opik_semantic_metrics.metrics` turn :class:`InputError` and :class:`ScorerError`
+into Opik's ``MetricComputationError`` so that one bad item fails that item only.
 """
 
 from __future__ import annotations
@@ -20,6 +20,11 @@ class ModelUnavailableError(RuntimeError):
 
 class InputError(ValueError):
     """An input the engine cannot score: wrong type, malformed list, mismatched lengths."""
+
+
+class ScorerError(RuntimeError):
+    """A scorer the caller gave an engine (AnswerMatch's semantic tier) failed, or returned
+    no score; the scorer's own exception, if any, is the cause."""
 
 
 def shown(value: object, limit: int = 120) -> str:

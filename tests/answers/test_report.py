@@ -181,6 +181,24 @@ def test_a_value_repr_cannot_write_is_a_failed_item_not_a_crash(matcher):
         summarize([(10**5000,)])
 
 
+@pytest.mark.parametrize("through_the_metric", [False, True])
+def test_an_item_whose_semantic_scorer_fails_is_listed_as_failed(through_the_metric):
+    # The README promises it for Opik runs; from tuples the scorer's own RuntimeError (or,
+    # through AnswerMatch, a MetricComputationError) ended the whole report.
+    def flaky(output, reference):
+        raise RuntimeError("model server down")
+
+    matcher = AnswerMatcher(semantic=flaky, semantic_threshold=0.5)
+    if through_the_metric:
+        matcher = AnswerMatch(semantic=flaky, semantic_threshold=0.5, track=False).matcher
+    summary = summarize([("Lyon", "Paris", "Str"), ("5", "5", "Int")], matcher=matcher)
+    failed, scored = summary.items
+    assert (
+        failed.method is None and "flaky failed: RuntimeError: model server down" in failed.reason
+    )
+    assert scored.method == "exact"
+
+
 def test_a_text_utf8_cannot_write_is_shown_escaped(matcher):
     # An unpaired surrogate: bytes that are not UTF-8, decoded with "surrogateescape".
     report = markdown_report([("caf\udce9", "caf\u00e9", "Str"), ("\ud800", "x")], matcher=matcher)

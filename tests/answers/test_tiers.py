@@ -17,7 +17,7 @@ from opik_semantic_metrics.answers.tiers import (
     AnswerMatcher,
     keyword_coverage,
 )
-from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.errors import InputError, ScorerError
 
 SCOPE_GOLD = "Seller reports Scope 1, buyer reports Scope 2"
 SCOPE_VERBOSE = (
@@ -350,9 +350,20 @@ def test_a_plain_callable_scorer():
         pytest.param(10**5000, id="10**5000"),
     ],
 )
-def test_a_scorer_returning_a_non_number_is_an_input_error(returned):
+def test_a_scorer_returning_a_non_number_is_a_scorer_error(returned):
     matcher = AnswerMatcher(semantic=lambda output, reference: returned, semantic_threshold=0.5)
-    with pytest.raises(InputError, match="not a finite number"):
+    with pytest.raises(
+        ScorerError, match=r"semantic scorer <lambda> returned .*not a finite score"
+    ):
+        matcher.match("Lyon", "Paris", answer_format="Str")
+
+
+def test_a_scorer_that_raises_is_a_scorer_error_naming_it():
+    def flaky(output, reference):
+        raise RuntimeError("model server down")
+
+    matcher = AnswerMatcher(semantic=flaky, semantic_threshold=0.5)
+    with pytest.raises(ScorerError, match="scorer flaky failed: RuntimeError: model server down"):
         matcher.match("Lyon", "Paris", answer_format="Str")
 
 

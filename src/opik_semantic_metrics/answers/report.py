@@ -34,7 +34,7 @@ from typing import Any
 
 from opik_semantic_metrics.answers.tiers import METHODS, TIERS, AnswerMatcher, check_answer_format
 from opik_semantic_metrics.compare.experiments import item_order
-from opik_semantic_metrics.errors import InputError, shown
+from opik_semantic_metrics.errors import InputError, ScorerError, shown
 from opik_semantic_metrics.report.tables import Table
 
 _TIER_LABELS = {
@@ -115,7 +115,9 @@ def summarize(
 
     Args:
         results: Opik test results, or tuples ``(output, reference[, answer_format[,
-            question]])``.
+            question]])``. A tuple the matcher cannot score (an ``InputError``, or a
+            ``ScorerError`` from its semantic scorer) is listed as a failed item, as
+            AnswerMatch's failed items are in an Opik run.
         matcher: Matches plain tuples; the default :class:`AnswerMatcher` if ``None``.
         metric_name: Name of the AnswerMatch score in Opik test results.
 
@@ -291,7 +293,8 @@ def _item_from_tuple(index: int, row: Any, matcher: AnswerMatcher) -> ReportItem
     texts = (_text(output), _text(reference))
     try:
         result = matcher.match(output, reference, answer_format=answer_format, question=question)
-    except InputError as error:
+    # An item AnswerMatch would fail inside Opik is listed as failed here too.
+    except (InputError, ScorerError) as error:
         return ReportItem(index, *texts, question, _known_format(answer_format), None, str(error))
     return ReportItem(
         index,

@@ -81,7 +81,7 @@ from opik_semantic_metrics.answers.normalize import (
     parse_number,
     prepare,
 )
-from opik_semantic_metrics.errors import InputError, shown
+from opik_semantic_metrics.errors import InputError, ScorerError, shown
 from opik_semantic_metrics.inputs import check_text, is_blank, is_empty_cell
 
 Method = Literal["exact", "normalized", "numeric", "list", "not_answerable", "semantic", "no_match"]
@@ -357,6 +357,8 @@ class AnswerMatcher:
             InputError: An output or reference of a type that is not an answer, an
                 infinite reference, a list answer beyond the bounds, an unknown
                 ``answer_format``.
+            ScorerError: The semantic scorer raised (its exception is the cause), or
+                returned something that is not a finite number.
         """
         answer_format = check_answer_format(answer_format)
         output, reference = python_value(output), python_value(reference)
@@ -503,10 +505,34 @@ class AnswerMatcher:
         )
         return None
 
+    def _semantic_score(self, scorer: SemanticScorer, output: str, reference: str) -> float | None:
+        """The caller's scorer on two texts: a finite score, or ``None`` where it cannot
+        read them.
+
+        Raises:
+            ScorerError: The scorer raised (its exception is the cause), or returned
+                something that is not a finite number.
+        """
+        name = getattr(scorer, "__name__", type(scorer).__name__)
+        try:
+            score = scorer(output, reference)
+        except ScorerError:
+            raise
+        except Exception as error:  # a caller's scorer may raise anything
+            raise ScorerError(
+                f"the semantic scorer {name} failed: {type(error).__name__}: {error}"
+            ) from error
+        if score is not None and not is_finite_number(score):
+            raise ScorerError(
+                f"the semantic scorer {name} returned {shown(score)}, not a finite score."
+            )
+        return None if score is None else float(score)
+
     def _semantic_tier(
         self, answer: _Answer, gold: _Answer, answer_format: str | None, outcome: _Outcome
     ) -> str | None:
-        if self.semantic is None or answer_format not in (None, "Str"):
+        semantic = self.semantic
+        if semantic is None or answer_format not in (None, "Str"):
             return None
         if gold.number is not None or gold.list_like or not answer.forms.joined:
             return None
@@ -533,23 +559,18 @@ class AnswerMatcher:
             outcome.flags.append("output_number_extra")
             outcome.notes.append(f"the output has number(s) {sorted(extra)} the gold lacks")
             return None
-        if self.semantic == KEYWORDS:
+        if isinstance(semantic, str):  # KEYWORDS
             score = keyword_coverage(answer_words, gold_words)
             if score is None:
                 outcome.notes.append("the gold has no word longer than 3 characters to look for")
                 return None
             kind = "keyword coverage"
         else:
-            score = self.semantic(answer.text, gold.text)  # type: ignore[operator]
+            score = self._semantic_score(semantic, answer.text, gold.text)
             if score is None:
                 outcome.flags.append("semantic_unreadable")
                 outcome.notes.append("the semantic scorer cannot read a word of the texts")
                 return None
-            if not is_finite_number(score):
-                raise InputError(
-                    f"The semantic scorer returned {shown(score)}, not a finite number."
-                )
-            score = float(score)
             kind = "semantic score"
         outcome.semantic_score = score
         threshold = self.semantic_threshold

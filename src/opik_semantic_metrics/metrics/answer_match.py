@@ -31,7 +31,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from opik.evaluation.metrics import base_metric, score_result
-from opik.exceptions import MetricComputationError
 
 from opik_semantic_metrics.answers.lists import python_value
 from opik_semantic_metrics.answers.tiers import (
@@ -43,7 +42,7 @@ from opik_semantic_metrics.answers.tiers import (
     check_answer_format,
     is_finite_number,
 )
-from opik_semantic_metrics.errors import InputError, shown
+from opik_semantic_metrics.errors import InputError, ScorerError, shown
 from opik_semantic_metrics.metrics.bertscore import BERTScore
 from opik_semantic_metrics.metrics.failure import metric_failure
 from opik_semantic_metrics.models.registry import MINILM_HUB_ID
@@ -167,7 +166,7 @@ class AnswerMatch(base_metric.BaseMetric):
             result = self.matcher.match(
                 output, reference, answer_format=answer_format, question=question
             )
-        except InputError as error:
+        except (InputError, ScorerError) as error:
             raise metric_failure(f"{type(self).__name__}: {error}") from error
         return score_result.ScoreResult(
             name=self.name,
@@ -229,26 +228,17 @@ def _semantic_scorer(
 
 
 def _guarded(call: Callable[[str, str], Any], name: str) -> SemanticScorer:
-    """The scorer's main value as a float; its failures as MetricComputationError."""
+    """The scorer's main value as a float (the matcher turns what it raises into a
+    ``ScorerError`` naming it, and :meth:`AnswerMatch.score` that into a failed item)."""
 
     def scorer(output: str, reference: str) -> float | None:
-        try:
-            returned = call(output, reference)
-        except MetricComputationError as error:
-            raise metric_failure(
-                f"AnswerMatch: the semantic scorer {name} failed: {error}"
-            ) from error
-        except Exception as error:  # a user's scorer may raise anything
-            raise metric_failure(
-                f"AnswerMatch: the semantic scorer {name} failed: {type(error).__name__}: {error}"
-            ) from error
+        returned = call(output, reference)
         if _reads_unknown_tokens(returned):
             return None
         value = _main_value(returned)
         if value is None:
-            raise metric_failure(
-                f"AnswerMatch: the semantic scorer {name} returned {shown(returned)}, "
-                "not a finite score."
+            raise ScorerError(
+                f"the semantic scorer {name} returned {shown(returned)}, not a finite score."
             )
         return value
 
