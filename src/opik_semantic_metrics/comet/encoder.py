@@ -30,6 +30,7 @@ from opik_semantic_metrics.errors import ModelUnavailableError
 from opik_semantic_metrics.models.loading import (
     ModelSource,
     _unavailable,
+    check_token_ids_fit,
     check_tokenizer_has_words,
 )
 from opik_semantic_metrics.models.long_texts import leading_part, reads_leading_parts
@@ -312,7 +313,7 @@ def load_comet_encoder(
     Raises:
         ModelUnavailableError: Files cannot be had (config.json included), the checkpoint
             lacks encoder weights or has weights of another shape, or the tokenizer has
-            more tokens than the encoder has embeddings.
+            token ids past the encoder's embeddings.
         ValueError: An unknown encoder family.
     """
     family = encoder_family(encoder_model)
@@ -351,11 +352,11 @@ def load_comet_encoder(
         logger.debug("Ignoring unused encoder entries of the checkpoint: %s", unexpected)
     max_positions = config.max_position_embeddings - 2
     tokenizer = CometTokenizer(tokenizer_directory, max_positions - 2, family.special_tokens)
-    if tokenizer.backend.get_vocab_size(with_added_tokens=True) > config.vocab_size:
-        raise ModelUnavailableError(
-            f"The tokenizer of {tokenizer_source!r} has more tokens than the encoder "
-            f"{pretrained_model!r} has embeddings ({config.vocab_size}): not its tokenizer."
-        )
+    check_token_ids_fit(
+        tokenizer.backend.get_vocab(with_added_tokens=True),
+        config.vocab_size,
+        repr(tokenizer_source),
+    )
     return CometEncoder(
         family=family,
         tokenizer=tokenizer,

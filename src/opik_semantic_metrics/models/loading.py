@@ -273,6 +273,23 @@ def check_tokenizer_has_words(
         )
 
 
+def check_token_ids_fit(vocabulary: dict[str, int], embedding_rows: int, what: str) -> None:
+    """Refuse a tokenizer with token ids past the model's embedding table.
+
+    Every text holding such a token would fail with an IndexError, item after item.
+
+    Raises:
+        ModelUnavailableError: An id at or past ``embedding_rows``; names ``what``.
+    """
+    highest = max(vocabulary.values(), default=-1)
+    if highest >= embedding_rows:
+        raise ModelUnavailableError(
+            f"The tokenizer of {what} has token ids up to {highest}, but the model has "
+            f"{embedding_rows} token embeddings: they do not belong together (config.json's "
+            "vocab_size, or the tokenizer files of another model)."
+        )
+
+
 @functools.lru_cache(maxsize=64)
 def load_config(location: str, trust_remote_code: bool = False) -> Any:
     """The model's configuration (cached: it is read before every encoder lookup)."""
@@ -765,15 +782,8 @@ def _load(
         vocabulary, [*tokenizer.all_special_tokens, *tokenizer.get_added_vocab()], source.location
     )
     embeddings = model.get_input_embeddings()
-    if isinstance(embeddings, torch.nn.Embedding) and max(vocabulary.values()) >= len(
-        embeddings.weight
-    ):
-        # Every text with a token past the table would fail with an IndexError.
-        raise ModelUnavailableError(
-            f"The tokenizer of {source.name!r} has token ids up to {max(vocabulary.values())}, "
-            f"but the model has {len(embeddings.weight)} token embeddings: they do not belong "
-            "together (config.json's vocab_size, or the tokenizer files of another model)."
-        )
+    if isinstance(embeddings, torch.nn.Embedding):
+        check_token_ids_fit(vocabulary, len(embeddings.weight), repr(source.name))
     # Every engine reads a text's tokens as the first positions of its row; decoder
     # embedding models (Qwen3-Embedding, ...) ship tokenizers that pad on the left.
     tokenizer.padding_side = "right"

@@ -2,8 +2,9 @@
 
 The engine knows nothing of Opik. It takes ``candidates`` (model outputs) and
 ``references`` (a string each, or a list of strings that together form one answer: the
-non-blank parts are joined with ``", "``) and returns one frozen :class:`SemanticMatchResult` per
-pair. The formula is in :mod:`~opik_semantic_metrics.semantic.levels` and
+non-blank parts are joined with ``", "``) and returns one frozen
+:class:`SemanticMatchResult` per pair. The formula is in
+:mod:`~opik_semantic_metrics.semantic.levels` and
 :mod:`~opik_semantic_metrics.semantic.combine`; here are the embeddings, the corpus
 statistics and the rules for texts that cannot be scored.
 
