@@ -77,11 +77,15 @@ _OPERATOR_BETWEEN_DIGITS = {
 }
 #: Stand-ins for the bounds kept before a number (">5", "\u2264 3.5") and the plus kept
 #: after one ("5+"): a bound is not the number it bounds.
-_KEPT_BOUNDS = {"<": "\ue007", ">": "\ue008", "\u2264": "\ue009", "\u2265": "\ue00a", "+": "\ue00b"}
+_BOUND_SYMBOLS = ("<", ">", "\u2264", "\u2265", "\u2a7d", "\u2a7e")
+_KEPT_BOUNDS = {
+    **{bound: chr(0xE007 + index) for index, bound in enumerate(_BOUND_SYMBOLS)},
+    "+": "\ue00d",
+}
 # By the time bounds are read, a sign and a decimal point are their stand-ins.
 _BOUND_BEFORE_NUMBER = {
     bound: re.compile(rf"{re.escape(bound)}(?=\s?[-.{_KEPT_MINUS}{_KEPT_POINT}]?\d)")
-    for bound in ("<", ">", "\u2264", "\u2265")
+    for bound in _BOUND_SYMBOLS
 }
 _PLUS_AFTER_NUMBER = re.compile(r"(?<=\d)\s?\+(?!\s?\d)")
 
@@ -265,8 +269,6 @@ _BOUNDING_PHRASES_BEFORE = (("up", "to"), ("not", "equal", "to"))
 _BOUNDING_PAIRS_AFTER = frozenset({("at", "most"), ("at", "least")})
 #: Words just after a number that bound it ("5 maximum"; not "min", which is minutes).
 _BOUNDS_AFTER = frozenset({"maximum", "minimum"})
-#: Symbols that bound the number they stand before (">5") or, "+", after ("5+ years").
-_BOUND_SYMBOLS_BEFORE = (">", "<", "\u2265", "\u2264", "\u2a7e", "\u2a7d")
 _SCALES = {
     "thousand": Decimal(10) ** 3,
     "million": Decimal(10) ** 6,
@@ -475,7 +477,7 @@ def find_single_number(text: str) -> ParsedNumber | None:
         or _NOT_A_UNIT.intersection(after[:1])
         or _BOUNDS_AFTER.intersection(after[:1])
         or tuple(after[:2]) in _BOUNDING_PAIRS_AFTER
-        or text[: found.start()].rstrip().endswith(_BOUND_SYMBOLS_BEFORE)
+        or text[: found.start()].rstrip().endswith(_BOUND_SYMBOLS)
         or text[found.end() :].lstrip().startswith("+")
     ):
         return None
