@@ -122,6 +122,22 @@ def test_multi_reference_explains_the_reference_with_the_best_f1(metric):
     assert f1.metadata["worst_match"]["reference_token"] == "puppy"
 
 
+def test_an_empty_reference_tied_at_f1_zero_is_not_the_one_explained(metric):
+    # MiniLM reads this Amharic output as [UNK] only; against "The cat." its P and R have
+    # opposite signs, so its F1 is 0, as is an empty reference's. The tie went to the
+    # first reference: with the empty one first, the reason said "the raw scores are 0"
+    # beside R 0.030, and the metadata changed with the order of the references.
+    output = " ".join(["ሰላም", "ዓለም", "እንዴት", "ነህ", "ጤና", "ይስጥልኝ"] * 20)
+    alone, _, alone_recall = metric.score(output=output, reference="The cat.")
+    assert alone.metadata["opposite_signs"] is True
+    for references, place in ((["", "The cat."], 1), (["The cat.", ""], 0)):
+        f1, _, recall = metric.score(output=output, reference=references)
+        assert (f1.value, recall.value) == (0.0, pytest.approx(alone_recall.value, abs=1e-6))
+        assert f1.metadata["best_reference"] == place
+        assert f1.metadata["reference_empty"] is False and f1.metadata["opposite_signs"] is True
+        assert "is empty" not in f1.reason and "opposite signs" in f1.reason
+
+
 def test_multi_reference_flags_a_cut_reference_even_when_another_is_chosen(metric):
     # reference_truncated says that at least one of the references was cut (the engine's
     # BERTScoreResult documents it so): P, R and F1 can each come from a different

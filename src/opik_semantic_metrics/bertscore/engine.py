@@ -161,6 +161,20 @@ class _TextEmbedding:
     weights: torch.Tensor
 
 
+def _best_reference(
+    group_scores: torch.Tensor, group: Sequence[str], embedded: dict[str, _TextEmbedding]
+) -> int:
+    """The place of the reference with the best F1, the one a result explains.
+
+    An empty reference's F1 is 0 by bert_score's rule, and so is that of a pair whose P
+    and R have opposite signs: of references tied at the best F1, a non-empty one is
+    explained (the per-column maxima hold its R or P), whatever their order.
+    """
+    f1 = torch.nan_to_num(group_scores[:, 2], nan=-torch.inf)
+    tied = (f1 == f1.max()).nonzero().flatten().tolist()
+    return next((i for i in tied if not embedded[group[i]].encoded.empty), tied[0])
+
+
 class BERTScoreEngine:
     """BERTScore with a model loaded once and shared.
 
@@ -521,7 +535,7 @@ class BERTScoreEngine:
         start = 0
         for group in reference_lists:
             group_scores = scores[start : start + len(group)]
-            best = int(torch.argmax(torch.nan_to_num(group_scores[:, 2], nan=-torch.inf)))
+            best = 0 if len(group) == 1 else _best_reference(group_scores, group, embedded)
             best_of_group.append((start, best))
             # Per column, as bert_score; like bert_score's, torch's max keeps a NaN.
             maxima.append(group_scores.max(dim=0).values)
