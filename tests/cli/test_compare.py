@@ -140,6 +140,13 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
         ("0.5\n", "0.6\n", ["--names", "x", "x"], "different names"),
         ("0.5\n0.6\n", "0.4\n0.5\n", ["--alpha", "2"], "`alpha` between 0 and 1"),
         ("0.5\n0.6\n", "0.4\n0.5\n", ["--resamples", "0"], "`resamples` to be a positive"),
+        # numpy's MemoryError (7.28 TiB) ended in a traceback.
+        (
+            "0.5\n0.6\n",
+            "0.4\n0.5\n",
+            ["--resamples", "1000000000000"],
+            "--resamples 1000000000000 needs more memory than there is",
+        ),
         ("0.5\n0.6\n", "0.4\n0.5\n", ["--tie-tolerance", "-1"], "`tie_tolerance` to be a"),
         ('{"scores": [{"f1": 1%s}]}' % ("0" * 400), "0.5\n", [], "{a} line 1 has no finite"),
         ('{"scores": [{"f1": 1%s}]}' % ("0" * 5000), "0.5\n", [], "not a result file"),
@@ -166,6 +173,7 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
         "same-names",
         "alpha",
         "resamples",
+        "resamples-past-memory",
         "negative-tie-tolerance",
         "int-past-float",
         "int-past-4300-digits",
@@ -183,6 +191,27 @@ def test_bad_result_files_are_a_clear_error(capsys, tmp_path, a, b, extra, expec
     assert captured.out == ""
     [line] = captured.err.splitlines()
     assert expected.format(a=path_a, b=path_b) in line
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_full_disk_under_standard_output_is_a_clear_error(tmp_path):
+    # `--json > a.json` on a full disk: the OSError from print() ended in a traceback.
+    import subprocess
+    import sys
+
+    a, b = _score_files(tmp_path, [0.5, 0.7, 0.6], [0.5, 0.6, 0.61])
+    with open("/dev/full", "w") as full:
+        finished = subprocess.run(
+            [sys.executable, "-m", "opik_semantic_metrics", "compare", str(a), str(b), "--json"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    assert finished.returncode == 2
+    assert finished.stderr.splitlines() == [
+        "opik-semantic-metrics: error: [Errno 28] No space left on device"
+    ]
 
 
 def test_a_winner_without_significance_is_said_to_be_so(capsys, tmp_path):

@@ -68,6 +68,18 @@ def test_bad_arguments_are_a_clear_error(capsys, text_files, extra, expected):
     assert expected.format(candidates=text_files["candidates"]) in line
 
 
+def test_files_of_different_lengths_are_refused_as_in_every_command(capsys, tmp_path):
+    # Line 2 of files that are not aligned was drawn as if it were a pair.
+    candidates, references = tmp_path / "c.txt", tmp_path / "r.txt"
+    candidates.write_text("A cat.\nA dog.\n")
+    references.write_text("One.\nTwo.\nThree.\nFour.\n")
+    arguments = ["heatmap", "-c", str(candidates), "-r", str(references), "--line", "2"]
+    assert main([*arguments, "-o", str(tmp_path / "pair.png"), *MINILM]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert f"{references} has 4 lines but {candidates} has 2" in line
+    assert not (tmp_path / "pair.png").exists()
+
+
 def test_a_text_cut_at_the_token_limit_is_said(capsys, tmp_path):
     output = tmp_path / "long.png"
     long_text = "word " * 600  # over MiniLM's 512 tokens

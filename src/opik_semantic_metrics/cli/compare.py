@@ -178,6 +178,9 @@ def run(args: argparse.Namespace) -> int:
         }
     except ValueError as error:
         raise CliError(str(error)) from error
+    except MemoryError as error:
+        # numpy's "Unable to allocate 7.28 TiB" for --resamples 1000000000000.
+        raise CliError(f"--resamples {args.resamples} needs more memory than there is") from error
     summary = MetricSummary(
         metric=metric,
         intervals=intervals,

@@ -11,7 +11,7 @@ from opik_semantic_metrics.cli.common import (
     CliError,
     add_model_options,
     bertscore_engine,
-    read_lines,
+    read_aligned,
 )
 
 #: Beyond print resolution.
@@ -50,19 +50,27 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def _text(text: str | None, path: str | None, line: int) -> str:
-    if text is not None:
-        return text
-    assert path is not None  # argparse's required group gives one of the two
-    lines = read_lines(path)
-    if not 1 <= line <= len(lines):
-        raise CliError(f"--line {line} is outside {path}, which has {len(lines)} lines")
-    return lines[line - 1]
+def _texts(args: argparse.Namespace) -> tuple[str, str]:
+    """The candidate and the reference, given as texts or as line ``--line`` of files."""
+    paths = [path for path in (args.candidates, args.references) if path is not None]
+    # Two files must be aligned, as in every command: line 2 of files shifted by one
+    # line would draw a pair that was never a pair.
+    columns = iter(read_aligned(paths) if paths else [])
+    texts = []
+    for text, path in ((args.candidate, args.candidates), (args.reference, args.references)):
+        if text is not None:
+            texts.append(text)
+            continue
+        lines = next(columns)
+        if not 1 <= args.line <= len(lines):
+            raise CliError(f"--line {args.line} is outside {path}, which has {len(lines)} lines")
+        texts.append(lines[args.line - 1])
+    candidate, reference = texts
+    return candidate, reference
 
 
 def run(args: argparse.Namespace) -> int:
-    candidate = _text(args.candidate, args.candidates, args.line)
-    reference = _text(args.reference, args.references, args.line)
+    candidate, reference = _texts(args)
     output = Path(args.output)
     if output.suffix.lower() != ".png":
         raise CliError(f"--output must name a .png file, got {output}")

@@ -65,3 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (`... | head`): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except OSError as error:
+        # Files the commands read and write are checked where they are opened, so what
+        # ends here is mostly standard output (`--json > a.json` on a full disk).
+        print(f"{PROGRAM}: error: {error}", file=sys.stderr)
+        # What is left in its buffer would fail again when Python flushes it at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return USAGE_ERROR
