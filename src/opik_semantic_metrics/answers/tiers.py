@@ -230,6 +230,30 @@ class _Outcome:
     sentence_number: ParsedNumber | None = None
 
 
+def _semantic_score(scorer: SemanticScorer, output: str, reference: str) -> float | None:
+    """The caller's scorer on two texts: a finite score, or ``None`` where it cannot
+    read them.
+
+    Raises:
+        ScorerError: The scorer raised (its exception is the cause), or returned
+            something that is not a finite number.
+    """
+    name = getattr(scorer, "__name__", type(scorer).__name__)
+    try:
+        score = scorer(output, reference)
+    except ScorerError:
+        raise
+    except Exception as error:  # a caller's scorer may raise anything
+        raise ScorerError(
+            f"the semantic scorer {name} failed: {type(error).__name__}: {error}"
+        ) from error
+    if score is not None and not is_finite_number(score):
+        raise ScorerError(
+            f"the semantic scorer {name} returned {shown(score)}, not a finite score."
+        )
+    return None if score is None else float(score)
+
+
 class AnswerMatcher:
     """Tiered answer matching (exact -> normalised -> numeric -> list -> not answerable
     -> semantic), with no model unless a semantic scorer is given.
@@ -505,29 +529,6 @@ class AnswerMatcher:
         )
         return None
 
-    def _semantic_score(self, scorer: SemanticScorer, output: str, reference: str) -> float | None:
-        """The caller's scorer on two texts: a finite score, or ``None`` where it cannot
-        read them.
-
-        Raises:
-            ScorerError: The scorer raised (its exception is the cause), or returned
-                something that is not a finite number.
-        """
-        name = getattr(scorer, "__name__", type(scorer).__name__)
-        try:
-            score = scorer(output, reference)
-        except ScorerError:
-            raise
-        except Exception as error:  # a caller's scorer may raise anything
-            raise ScorerError(
-                f"the semantic scorer {name} failed: {type(error).__name__}: {error}"
-            ) from error
-        if score is not None and not is_finite_number(score):
-            raise ScorerError(
-                f"the semantic scorer {name} returned {shown(score)}, not a finite score."
-            )
-        return None if score is None else float(score)
-
     def _semantic_tier(
         self, answer: _Answer, gold: _Answer, answer_format: str | None, outcome: _Outcome
     ) -> str | None:
@@ -566,7 +567,7 @@ class AnswerMatcher:
                 return None
             kind = "keyword coverage"
         else:
-            score = self._semantic_score(semantic, answer.text, gold.text)
+            score = _semantic_score(semantic, answer.text, gold.text)
             if score is None:
                 outcome.flags.append("semantic_unreadable")
                 outcome.notes.append("the semantic scorer cannot read a word of the texts")

@@ -55,13 +55,13 @@ def _texts(args: argparse.Namespace) -> tuple[str, str]:
     paths = [path for path in (args.candidates, args.references) if path is not None]
     # Two files must be aligned, as in every command: line 2 of files shifted by one
     # line would draw a pair that was never a pair.
-    columns = iter(read_aligned(paths) if paths else [])
+    lines_of = dict(zip(paths, read_aligned(paths), strict=True)) if paths else {}
     texts = []
     for text, path in ((args.candidate, args.candidates), (args.reference, args.references)):
         if text is not None:
             texts.append(text)
             continue
-        lines = next(columns)
+        lines = lines_of[path]
         if not 1 <= args.line <= len(lines):
             raise CliError(f"--line {args.line} is outside {path}, which has {len(lines)} lines")
         texts.append(lines[args.line - 1])
