@@ -234,3 +234,14 @@ def test_one_large_score_does_not_make_the_other_differences_equal():
     oracle = scipy_stats.ttest_rel(a, b)
     assert ours.statistic == pytest.approx(oracle.statistic, rel=1e-9)
     assert ours.p_value == pytest.approx(oracle.pvalue, rel=1e-9)
+
+
+def test_the_same_scores_in_another_order_tie_however_close_to_zero_their_mean():
+    # COMET-like scores of both signs averaging near 0 (-4.2e-4): reversed, they sum to a
+    # mean 4.4e-18 away, more than a few units in the last place of the mean but well
+    # within those of the scores added. The two systems wrote the same scores: a tie.
+    scores = np.random.default_rng(10).uniform(-1.0, 1.0, 1000)
+    reversed_scores = scores[::-1]
+    assert scores.mean() != reversed_scores.mean()
+    comparison = compare_systems(scores, reversed_scores, tie_tolerance=0.0, resamples=10)
+    assert comparison.winner is None and not comparison.significant
