@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as scipy_stats
 
 from opik_semantic_metrics.compare.correlation import summary_level, system_level
 
@@ -77,6 +78,24 @@ def test_metric_scores_within_the_tie_tolerance_tie_as_the_human_scores_do():
         system_level(metric, human, tie_tolerance=-1.0)
 
 
+def test_systems_with_the_same_mean_human_score_rank_level_whatever_the_document_order():
+    # Systems 0 and 1 average 0.2 from people: 0.1, 0.2 and 0.3 sum to 0.20000000000000004
+    # (or 0.19999999999999998, in another order) against 0.2 three times. That rounding
+    # ranked system 0 above or below system 1 by the order of the documents.
+    metric = np.array([[0.9, 0.5, 0.1], [0.7, 0.6, 0.2], [0.8, 0.4, 0.3]])
+    human = np.array([[0.1, 0.2, 0.9], [0.2, 0.2, 0.9], [0.3, 0.2, 0.9]])
+    oracle = scipy_stats.spearmanr(metric.mean(axis=0), [0.2, 0.2, 0.9]).statistic
+    for order in ([0, 1, 2], [2, 1, 0], [1, 0, 2]):
+        result = system_level(metric[order], human[order])
+        assert result.spearman == pytest.approx(oracle)
+        assert result.kendall == pytest.approx(
+            scipy_stats.kendalltau(metric.mean(axis=0), [0.2, 0.2, 0.9]).statistic
+        )
+    # All three average 0.2: no correlation, not one made of rounding.
+    with pytest.raises(ValueError, match="undefined"):
+        system_level(metric, [[0.1, 0.2, 0.6], [0.2, 0.2, 0.0], [0.3, 0.2, 0.0]])
+
+
 @pytest.mark.parametrize(
     ("metric", "human", "message"),
     [
@@ -84,6 +103,8 @@ def test_metric_scores_within_the_tie_tolerance_tie_as_the_human_scores_do():
         ([0.1, 0.2], [0.1, 0.2], "grid"),
         ([[0.1], [0.2]], [[0.1], [0.2]], "two or more systems"),
         ([[0.1, float("nan")]], [[0.1, 0.2]], "finite"),
+        # Not NaN coefficients: a mean of 1e308 and 1e308 overflows.
+        ([[1e308, 0.5], [1e308, 0.2]], [[0.3, 0.2], [0.2, 0.1]], "magnitude up to 1e\\+150"),
         ([[0.3, 0.3], [0.3, 0.3]], [[0.1, 0.2], [0.2, 0.1]], "undefined"),
     ],
 )

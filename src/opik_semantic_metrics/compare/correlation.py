@@ -17,7 +17,8 @@ Metric scores no further apart than ``tie_tolerance`` (default 1e-6, as in
 :mod:`~opik_semantic_metrics.compare.stats`) are made equal first: two systems that
 wrote the same summary get scores that differ only by batching noise, and left apart,
 that noise would rank one above the other where people gave them one score. Human
-scores are taken as they are.
+scores are taken as they are, but for the rounding of their means: two systems whose
+human scores average to the same number rank level, whatever order the documents come in.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from scipy import stats as scipy_stats
 
 from opik_semantic_metrics.compare.stats import (
     TIE_TOLERANCE,
+    check_finite_scores,
     check_tie_tolerance,
     rounding_error,
 )
@@ -65,8 +67,7 @@ def _grid(scores: ScoreGrid, name: str) -> np.ndarray:
             f"Expected `{name}` as a (documents, systems) grid with two or more systems, "
             f"got shape {values.shape}."
         )
-    if not np.isfinite(values).all():
-        raise ValueError(f"Expected `{name}` to hold finite numbers only (no NaN or inf).")
+    check_finite_scores(values, name)
     return values
 
 
@@ -80,23 +81,36 @@ def _grids(metric: ScoreGrid, human: ScoreGrid) -> tuple[np.ndarray, np.ndarray]
     return metric_grid, human_grid
 
 
-def _tied(values: np.ndarray, tie_tolerance: float) -> np.ndarray:
+def _tied(values: np.ndarray, tie_tolerance: float, sizes: np.ndarray | None = None) -> np.ndarray:
     """Each row's values within ``tie_tolerance`` (and rounding) of the highest of a
     group set to it: 0.7, 0.7000003, 0.5 -> 0.7000003, 0.7000003, 0.5. As in
     :attr:`~opik_semantic_metrics.compare.experiments.MetricSummary.ranks`, a group is
     anchored at its highest value and ties do not chain: 0.7000016, 0.7000008 and 0.7
-    give 0.7000016, 0.7000016, 0.7."""
+    give 0.7000016, 0.7000016, 0.7.
+
+    ``sizes`` (``values``' own sizes if not given) set the rounding allowed each value:
+    for a mean, the mean size of the numbers it averages, which a sum rounds by."""
     check_tie_tolerance(tie_tolerance)
     tied = values.copy()
-    for row in tied:
+    sizes = np.abs(values) if sizes is None else sizes
+    for row, row_sizes in zip(tied, sizes, strict=True):
         highest_first = np.argsort(-row, kind="stable")
         top = row[highest_first[0]]
+        top_size = row_sizes[highest_first[0]]
         for index in highest_first[1:]:
-            if top - row[index] <= tie_tolerance + rounding_error(top):
+            if top - row[index] <= tie_tolerance + rounding_error(top_size, row_sizes[index]):
                 row[index] = top
             else:
-                top = row[index]
+                top, top_size = row[index], row_sizes[index]
     return tied
+
+
+def _system_means(grid: np.ndarray, tie_tolerance: float) -> np.ndarray:
+    """Each system's mean over the documents, the means ``tie_tolerance`` or rounding
+    apart made equal."""
+    means = grid.mean(axis=0)[np.newaxis]
+    sizes = np.abs(grid).mean(axis=0)[np.newaxis]
+    return _tied(means, tie_tolerance, sizes)[0]
 
 
 def _coefficients(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
@@ -135,8 +149,10 @@ def system_level(
         (0.916, 1.0, 1.0, 3)
     """
     metric_grid, human_grid = _grids(metric, human)
-    metric_means = _tied(metric_grid.mean(axis=0)[np.newaxis], tie_tolerance)[0]
-    human_means = human_grid.mean(axis=0)
+    metric_means = _system_means(metric_grid, tie_tolerance)
+    # 0.1, 0.2 and 0.3 average to 0.20000000000000004, 0.2 three times to 0.2: rounding,
+    # which would rank the one system above the other by the order of the documents.
+    human_means = _system_means(human_grid, 0.0)
     if np.ptp(metric_means) == 0 or np.ptp(human_means) == 0:
         raise ValueError("System-level correlation is undefined: a score is the same for all.")
     pearson, spearman, kendall = _coefficients(metric_means, human_means)
