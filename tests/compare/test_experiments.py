@@ -108,6 +108,22 @@ def test_a_score_that_is_not_a_finite_number_counts_as_failed():
     assert (summary.items, summary.excluded) == (1, 2)
 
 
+class _Untyped(base_metric.BaseMetric):
+    """A third-party metric whose score is not always a number, as Opik lets through."""
+
+    def score(self, output: Any, **ignored_kwargs: Any) -> ScoreResult:
+        scores = {"A man plays a guitar.": None, "A woman cuts an onion.": "6"}
+        return ScoreResult(name=self.name, value=scores.get(output, True))  # type: ignore[arg-type]
+
+
+def test_a_score_that_is_no_number_counts_as_failed_and_a_bool_as_one_or_zero():
+    collected = collect_scores(
+        _run("a", [_Untyped(track=False)]).test_results, "a", key_field="doc"
+    )
+    assert collected.failed == {"_Untyped": ("d1", "d2")}
+    assert collected.scores == {"_Untyped": {"d3": 1.0}}
+
+
 def test_collect_scores_rejects_missing_and_repeated_keys():
     result = _run("a", [Equals(track=False)])
     with pytest.raises(ValueError, match="field 'nope'"):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -147,6 +148,11 @@ def item_order(key: str) -> tuple[list[str | tuple[int, str]], str]:
     return parts, key
 
 
+def _is_finite_number(value: object) -> bool:
+    """Whether a score value is a finite number (a bool counts, as 1 or 0)."""
+    return isinstance(value, numbers.Real) and math.isfinite(value)
+
+
 def collect_scores(
     test_results: Sequence[TestResult],
     name: str,
@@ -202,8 +208,8 @@ def collect_scores(
             )
         seen.add(key)
         for result in test.score_results:
-            # NaN or inf (a third-party metric's) is no score to average: failed too.
-            if result.scoring_failed or not math.isfinite(result.value):
+            # NaN, inf or None (a third-party metric's) is no score to average: failed too.
+            if result.scoring_failed or not _is_finite_number(result.value):
                 failures[result.name].add(key)
             else:
                 successes[result.name][key].append(float(result.value))
