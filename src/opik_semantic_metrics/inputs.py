@@ -8,8 +8,11 @@ that a metric can fail that item with a clear ``MetricComputationError`` instead
 from __future__ import annotations
 
 import math
+import numbers
 import unicodedata
 from collections.abc import Sequence
+
+import numpy as np
 
 from opik_semantic_metrics.errors import InputError
 
@@ -32,8 +35,32 @@ def as_list(value: object, name: str) -> Sequence[object]:
     return value
 
 
+def is_real_number(value: object) -> bool:
+    """Whether a value is a real number: Python's or NumPy's, but not a bool.
+
+    Example:
+        >>> is_real_number(0.25), is_real_number(True), is_real_number("0.25")
+        (True, False, False)
+    """
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def as_whole_number(value: object) -> int | None:
+    """``value`` as an ``int`` if it is an integer, Python's or NumPy's (a layer from
+    ``np.arange``); ``None`` for a bool, a float such as ``2.0``, a string or anything else.
+
+    Example:
+        >>> as_whole_number(np.int64(3)), as_whole_number(True), as_whole_number(3.0)
+        (3, None, None)
+    """
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    return None
+
+
 def check_positive_int(value: object, name: str) -> int:
-    """``value`` if it is an int of at least 1 (not a bool, nor a float such as ``2.0``).
+    """``value`` as an ``int`` if it is an integer of at least 1 (see
+    :func:`as_whole_number`).
 
     Raises:
         ValueError: Anything else; ``name`` is the argument's name.
@@ -42,9 +69,27 @@ def check_positive_int(value: object, name: str) -> int:
         >>> check_positive_int(16, "batch_size")
         16
     """
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    number = as_whole_number(value)
+    if number is None or number < 1:
         raise ValueError(f"Expected `{name}` to be a positive integer, got {value!r}.")
-    return value
+    return number
+
+
+def check_flag(value: object, name: str) -> bool:
+    """``value`` if it is a bool, Python's or NumPy's.
+
+    A string is refused rather than read as true: ``"False"`` would switch the setting on.
+
+    Raises:
+        ValueError: Anything else; ``name`` is the argument's name.
+
+    Example:
+        >>> check_flag(np.True_, "idf")
+        True
+    """
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"Expected `{name}` to be True or False, got {value!r}.")
+    return bool(value)
 
 
 def is_empty_cell(value: object) -> bool:

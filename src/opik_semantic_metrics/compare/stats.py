@@ -231,7 +231,7 @@ def bootstrap_interval(
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"Expected `confidence` between 0 and 1, got {confidence}.")
-    check_positive_int(resamples, "resamples")
+    resamples = check_positive_int(resamples, "resamples")
     values = _as_array(scores, "scores")
     means = _resampled_means(values, resamples, seed)
     tail = (1.0 - confidence) / 2.0
@@ -258,7 +258,7 @@ def paired_bootstrap(
         >>> result.wins_a, result.wins_b, round(result.p_value, 4)
         (100, 0, 0.0198)
     """
-    check_positive_int(resamples, "resamples")
+    resamples = check_positive_int(resamples, "resamples")
     a, b = _paired_arrays(scores_a, scores_b)
     differences = _differences(a, b, tie_tolerance)
     means = _resampled_means(differences, resamples, seed)

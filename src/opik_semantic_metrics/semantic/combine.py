@@ -32,10 +32,11 @@ has the table. Weights, floor and snap are all arguments.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
+
+from opik_semantic_metrics.inputs import is_real_number
 
 #: The seed's weights of the word, sentence and paragraph levels.
 SEED_WEIGHTS: Final = (0.4, 0.4, 0.2)
@@ -158,13 +159,3 @@ class Combination:
     def final(self, raw: float) -> float:
         """The score in ``[0, 1]``: rescaled past the floor, clamped, then snapped."""
         return 1.0 if self.snaps(raw) else self.rescaled(raw)
-
-
-def is_real_number(value: object) -> bool:
-    """Whether a value is a real number: Python's or NumPy's, but not a bool.
-
-    Example:
-        >>> is_real_number(0.25), is_real_number(True), is_real_number("0.25")
-        (True, False, False)
-    """
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)

@@ -351,8 +351,8 @@ class SemanticMatchEngine:
             raise ValueError(
                 f"Expected `token_vectors` in {TOKEN_VECTOR_MODES}, got {token_vectors!r}."
             )
-        check_positive_int(baseline_pairs, "baseline_pairs")
-        check_positive_int(batch_size, "batch_size")
+        baseline_pairs = check_positive_int(baseline_pairs, "baseline_pairs")
+        batch_size = check_positive_int(batch_size, "batch_size")
         self.token_vectors: TokenVectors = token_vectors
         self.baseline_pairs = baseline_pairs
         self.seed = seed

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import torch
 
 from opik_semantic_metrics.bertscore.idf import IdfTable, fit_idf
-from opik_semantic_metrics.semantic.combine import is_real_number
+from opik_semantic_metrics.inputs import is_real_number
 
 
 @dataclass(frozen=True)
