@@ -332,6 +332,20 @@ def test_the_fast_and_exact_modes_load_separate_models():
 def test_an_unknown_dtype_fails_when_the_engine_is_made():
     with pytest.raises(ValueError, match="Expected `dtype` to be 'fast'"):
         _engine("regression-xlmr", dtype="half-ish")
+    # Each built, then failed every item with PyTorch's own error.
+    with pytest.raises(ValueError, match="Expected `dtype` to be 'fast'"):
+        _engine("regression-xlmr", dtype=torch.float8_e5m2)
+    with pytest.raises(ValueError, match="Expected `device` to be 'cpu'"):
+        CometEngine(str(FIXTURES / "regression-xlmr"), device="meta")
+
+
+def test_the_model_may_be_a_path_and_nothing_else_but_a_string():
+    engine = CometEngine(FIXTURES / "regression-xlmr", device="cpu")  # type: ignore[arg-type]
+    assert engine.model_name == str(FIXTURES / "regression-xlmr")
+    assert engine.loaded is _engine("regression-xlmr").loaded
+    for bad in (None, 123, b"regression-xlmr"):
+        with pytest.raises(ValueError, match="Expected `model` to be a Hub id or a directory"):
+            CometEngine(bad, device="cpu")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("name", ["regression-xlmr", "referenceless-xlmr"])

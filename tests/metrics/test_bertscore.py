@@ -6,8 +6,10 @@ import importlib.metadata
 import math
 import re
 
+import numpy as np
 import opik
 import pytest
+import torch
 from bert_score import BERTScorer
 from opik.evaluation.metrics.score_result import ScoreResult
 from opik.exceptions import MetricComputationError
@@ -246,10 +248,10 @@ def test_bad_lists_for_score_batch_raise_metric_computation_error(
     [
         ("A dog runs.", "`references` to be a list, got str"),
         (None, "`references` to be a list, got NoneType"),
-        ([], "at least one reference"),
-        ([1], "the reference to be a string or a non-empty list of strings, got int"),
-        (["a", None], "reference 1 to be a string or a non-empty list of strings"),
-        ([["a", 2]], "the reference to hold only strings, found int"),
+        ([], "at least one reference in `references`"),
+        ([1], "the reference of `references` to be a string or a non-empty list of strings"),
+        (["a", None], "reference 1 of `references` to be a string or a non-empty list of"),
+        ([["a", 2]], "the reference of `references` to hold only strings, found int"),
     ],
 )
 def test_bad_idf_corpus_raises_metric_computation_error(references, message):
@@ -320,8 +322,24 @@ def test_rescaling_uses_bert_scores_packaged_baseline_when_there_is_one(tmp_path
         ({"batch_size": True}, "`batch_size` to be a positive integer, got True"),
         (
             {"num_layers": 2.0},
-            "`layer` between 0 and 6 for 'sentence-transformers/all-MiniLM-L6-v2', got 2.0",
+            "`num_layers` to be an integer between 0 and 6 for "
+            "'sentence-transformers/all-MiniLM-L6-v2', got 2.0",
         ),
+        # A string is true: "False" switched idf on, then failed every item ("not
+        # fitted"), and switched a rescaling on that moved F1 from 0.84 to 0.69.
+        ({"idf": "False"}, "`idf` to be True or False, got 'False'"),
+        (
+            {"rescale_with_baseline": "False", "baseline_path": "baseline.tsv"},
+            "`rescale_with_baseline` to be True or False, got 'False'",
+        ),
+        ({"idf_references": ["A cat."]}, "`idf_references` are used only with `idf=True`"),
+        (
+            {"idf": True, "idf_references": ["A cat.", None]},
+            "reference 1 of `idf_references` to be a string",
+        ),
+        ({"lang": 1, "rescale_with_baseline": True}, "`lang` to be a language code"),
+        ({"device": "meta"}, "`device` to be 'cpu', 'cuda', 'cuda:N', 'mps' or 'xpu'"),
+        ({"dtype": torch.float8_e4m3fn}, "`dtype` to be 'fast'"),
         ({"baseline_path": "baseline.tsv"}, "only with `rescale_with_baseline=True`"),
         (
             {"baseline_path": "missing.tsv", "rescale_with_baseline": True},
@@ -332,7 +350,42 @@ def test_rescaling_uses_bert_scores_packaged_baseline_when_there_is_one(tmp_path
 def test_bad_settings_fail_when_the_metric_is_made(settings, message):
     # Not on every item of an experiment, where each failure would be a traceback.
     with pytest.raises(ValueError, match=re.escape(message)):
-        BERTScore(model="all-MiniLM-L6-v2", device="cpu", track=False, **settings)
+        BERTScore(**{"model": "all-MiniLM-L6-v2", "device": "cpu", "track": False, **settings})
+
+
+def test_numpy_integers_and_bools_are_settings_like_pythons(stsb_pairs):
+    # A sweep over np.arange(...) layers: refused before, as "`layer` ..., got 3".
+    outputs, references = [p[0] for p in stsb_pairs[:8]], [p[1] for p in stsb_pairs[:8]]
+    settings = {"num_layers": 3, "batch_size": 4, "micro_batch_size": 8, "idf": True}
+    numpy_settings = {
+        "num_layers": np.int64(3),
+        "batch_size": np.int32(4),
+        "micro_batch_size": np.uint8(8),
+        "idf": np.True_,
+    }
+    python, numpy_made = (
+        BERTScore(model="all-MiniLM-L6-v2", device="cpu", track=False, **options)
+        for options in (settings, numpy_settings)
+    )
+    for metric in (python, numpy_made):
+        metric.fit_idf(references)
+    assert type(numpy_made.engine.num_layers) is int and numpy_made.engine.idf is True
+    assert [r.f1 for r in numpy_made.engine.score(outputs, references)] == [
+        r.f1 for r in python.engine.score(outputs, references)
+    ]
+
+
+def test_the_model_may_be_a_path_and_nothing_else_but_a_string(minilm_path, tmp_path):
+    [f1, *_] = BERTScore(model=minilm_path, device="cpu", track=False).score(
+        output="A cat.", reference="A cat sat."
+    )
+    assert f1.metadata["model"] == str(minilm_path)
+    # Not an AttributeError ('PosixPath' object has no attribute 'startswith').
+    with pytest.raises(ModelUnavailableError, match="there is no directory"):
+        BERTScore(model=tmp_path / "missing", device="cpu", track=False)
+    for bad in (123, b"all-MiniLM-L6-v2"):
+        with pytest.raises(ValueError, match="Expected `model` to be a Hub id or a directory"):
+            BERTScore(model=bad, device="cpu", track=False)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("layer", [-1, 7])

@@ -229,7 +229,9 @@ def test_dtypes_are_named_clearly():
     assert resolve_dtype(None) is torch.float32
     assert resolve_dtype("bf16") is torch.bfloat16
     assert resolve_dtype("FAST") is resolve_dtype("fast")
-    for bad in ("int4", torch.int64, 16):
+    assert resolve_dtype(torch.float64) is torch.float64
+    # float8 is a floating-point type with no kernels for the models: every item failed.
+    for bad in ("int4", torch.int64, 16, torch.float8_e5m2, torch.float8_e4m3fn):
         with pytest.raises(ValueError, match="dtype"):
             resolve_dtype(bad)  # type: ignore[arg-type]
 
@@ -239,8 +241,26 @@ def test_devices_are_checked_when_the_metric_is_made():
     with pytest.raises(ValueError, match=r"`device`.*'gpu'"):
         resolve_device("gpu")
     if not torch.cuda.is_available():
-        with pytest.raises(ValueError, match="no CUDA GPU"):
+        with pytest.raises(ValueError, match="no CUDA device"):
             resolve_device("cuda:0")
+    # PyTorch's own names of devices no model here runs on: each failed inside PyTorch
+    # (a RuntimeError, AssertionError or ModuleNotFoundError), or, for "meta", which
+    # holds no data, on every item.
+    for other in ("meta", "hpu", "ipu", "lazy", "privateuseone"):
+        with pytest.raises(ValueError, match=f"`device` to be 'cpu', .*got '{other}'"):
+            resolve_device(other)
+    if not torch.backends.mps.is_available():
+        with pytest.raises(ValueError, match="no MPS device"):
+            resolve_device("mps")
+
+
+def test_a_gpu_number_past_the_machines_gpus_is_refused(monkeypatch):
+    # A machine with one GPU (this one has none: PyTorch is told it has one).
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert resolve_device("cuda:0") == torch.device("cuda", 0)
+    with pytest.raises(ValueError, match=r"'cuda:1', but this machine has 1 CUDA GPU"):
+        resolve_device("cuda:1")
 
 
 def test_one_device_has_one_spelling_and_one_model_copy():

@@ -41,6 +41,7 @@ from opik_semantic_metrics.bertscore.tokenize import EncodedText, TextEncoder
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import (
     as_list,
+    check_flag,
     check_pairs,
     check_positive_int,
     check_text,
@@ -50,6 +51,7 @@ from opik_semantic_metrics.inputs import (
 from opik_semantic_metrics.models.loading import (
     LoadedEncoder,
     checked_layer,
+    checked_model_name,
     hidden_size,
     load_encoder,
     resolve_device,
@@ -210,8 +212,10 @@ class BERTScoreEngine:
         trust_remote_code: Allow models with code in their Hub repository.
 
     Raises:
-        ValueError: Inconsistent settings (``rescale_with_baseline`` with neither ``lang``
-            nor ``baseline_path``, a layer out of range, no baseline for the model).
+        ValueError: A setting of the wrong type (``idf="False"``) or inconsistent with
+            another (``rescale_with_baseline`` with neither ``lang`` nor
+            ``baseline_path``, ``idf_references`` without ``idf``, a layer out of range, no
+            baseline for the model).
         ModelUnavailableError: The model cannot be had.
 
     Example:
@@ -239,21 +243,31 @@ class BERTScoreEngine:
         micro_batch_size: int = 16,
         cache: EmbeddingCache | None = None,
     ) -> None:
-        check_positive_int(batch_size, "batch_size")
-        check_positive_int(micro_batch_size, "micro_batch_size")
+        batch_size = check_positive_int(batch_size, "batch_size")
+        micro_batch_size = check_positive_int(micro_batch_size, "micro_batch_size")
+        idf = check_flag(idf, "idf")
+        rescale_with_baseline = check_flag(rescale_with_baseline, "rescale_with_baseline")
+        use_fast_tokenizer = check_flag(use_fast_tokenizer, "use_fast_tokenizer")
+        trust_remote_code = check_flag(trust_remote_code, "trust_remote_code")
         if baseline_path is not None and not rescale_with_baseline:
             # bert_score ignores it; a path given is a rescaling wanted.
             raise ValueError(
                 "`baseline_path` is read only with `rescale_with_baseline=True`: pass both."
             )
+        if idf_references is not None and not idf:
+            # The same: references given to fit idf on are idf wanted.
+            raise ValueError("`idf_references` are used only with `idf=True`: pass both.")
+        if lang is not None and not isinstance(lang, str):
+            raise ValueError(f"Expected `lang` to be a language code such as 'en', got {lang!r}.")
         if model is None:
             lang = lang or "en"
             model = default_model_for_lang(lang)
+        model = checked_model_name(model)
         source = resolve_model_source(model)
         if num_layers is None:
             num_layers = bertscore_layer(model)
         # Checked now, from the configuration: the model itself loads on first use.
-        num_layers, _ = checked_layer(source, num_layers, trust_remote_code)
+        num_layers, _ = checked_layer(source, num_layers, trust_remote_code, "num_layers")
         self.model_name = source.name
         self.num_layers = num_layers
         self.lang = lang
@@ -308,7 +322,7 @@ class BERTScoreEngine:
         self._text_encoder: TextEncoder | None = None
         self.idf_table: IdfTable | None = None
         if idf_references is not None:
-            self.fit_idf(idf_references)
+            self._fit_idf(idf_references, "idf_references")
 
     # -- loading -----------------------------------------------------------------------
 
@@ -353,14 +367,22 @@ class BERTScoreEngine:
             InputError: Not a list, an empty list, or an item that is not a string or a
                 non-empty list of strings.
         """
-        items = as_list(references, "references")
+        return self._fit_idf(references, "references")
+
+    def _fit_idf(self, references: Sequence[Reference], name: str) -> IdfTable:
+        """:meth:`fit_idf`, its errors naming the argument ``name``."""
+        items = as_list(references, name)
         if len(items) == 0:
             # Fitted on nothing, every weight would be 0 and every score undefined.
-            raise InputError("Expected at least one reference to fit idf on, got none.")
+            raise InputError(
+                f"Expected at least one reference in `{name}` to fit idf on, got none."
+            )
         corpus = [
             text
             for index, item in enumerate(items)
-            for text in reference_texts(item, item_name("reference", index, len(items)))
+            for text in reference_texts(
+                item, f"{item_name('reference', index, len(items))} of `{name}`"
+            )
         ]
         self.idf_table = fit_idf(encoded.ids for encoded in self.text_encoder.encode_many(corpus))
         return self.idf_table

@@ -45,7 +45,7 @@ from opik_semantic_metrics.inputs import (
     is_empty_cell,
     item_name,
 )
-from opik_semantic_metrics.models.loading import resolve_device, resolve_dtype
+from opik_semantic_metrics.models.loading import checked_model_name, resolve_device, resolve_dtype
 from opik_semantic_metrics.models.shared import LoadOnce
 
 __all__ = ["FAITHFUL_TO_COMET", "CometEngine", "CometResult", "ErrorSpan", "LoadedComet"]
@@ -208,9 +208,11 @@ class CometEngine:
         batch_size: int = 16,
         cache: EmbeddingCache | None = None,
     ) -> None:
-        check_positive_int(batch_size, "batch_size")
+        batch_size = check_positive_int(batch_size, "batch_size")
         torch_device = resolve_device(device)
-        self.loaded = load_comet(model, torch_device, resolve_dtype(dtype, torch_device))
+        self.loaded = load_comet(
+            checked_model_name(model), torch_device, resolve_dtype(dtype, torch_device)
+        )
         self.batch_size = batch_size
         # Halved where a batch runs out of memory, for every later call (batching/memory.py).
         self._forward_batch_size = HalvingBatchSize(batch_size)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import copy
 import functools
 import importlib.util
+import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -41,6 +42,7 @@ from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedTokeniz
 
 from opik_semantic_metrics.errors import ModelUnavailableError
 from opik_semantic_metrics.forking import fork_safe_lock
+from opik_semantic_metrics.inputs import as_whole_number
 from opik_semantic_metrics.models.packed_linear import (
     PackedLinear,
     cpu_has_native_bf16,
@@ -71,6 +73,9 @@ _DTYPES: dict[str, torch.dtype] = {
     "float16": torch.float16,
     "fp16": torch.float16,
 }
+#: The weight types a model runs in, float64 included (slow, but it runs); float8 has no
+#: kernels for the models' operations, and would fail on every item.
+_WEIGHT_DTYPES = frozenset({torch.float32, torch.bfloat16, torch.float16, torch.float64})
 
 # Attribute paths of the layer stack, tried in order; they cover BERT/RoBERTa/ELECTRA/
 # DeBERTa (encoder.layer), BART/mBART/Pegasus encoders (layers), T5 encoders (block),
@@ -111,6 +116,27 @@ def packaged_minilm_path() -> Path | None:
     return model_dir if (model_dir / "config.json").is_file() else None
 
 
+def checked_model_name(model: object) -> str:
+    """``model`` as a string: a Hub id, an alias or a directory, which may be given as a
+    ``pathlib.Path``.
+
+    Raises:
+        ValueError: Anything else (``None``, bytes, a number...).
+
+    Example:
+        >>> checked_model_name(Path("models") / "minilm")
+        'models/minilm'
+    """
+    if isinstance(model, os.PathLike):
+        model = os.fspath(model)
+    if not isinstance(model, str):
+        raise ValueError(
+            f"Expected `model` to be a Hub id or a directory (a string or a path), got "
+            f"{type(model).__name__}."
+        )
+    return model
+
+
 def resolve_model_source(model: str) -> ModelSource:
     """Resolve a model name, alias or directory to where it will be loaded from.
 
@@ -118,6 +144,7 @@ def resolve_model_source(model: str) -> ModelSource:
         >>> resolve_model_source("all-MiniLM-L6-v2").name
         'sentence-transformers/all-MiniLM-L6-v2'
     """
+    model = checked_model_name(model)
     if model in PACKAGED_MODEL_ALIASES:
         packaged = packaged_minilm_path()
         if packaged is not None:
@@ -132,12 +159,14 @@ def resolve_model_source(model: str) -> ModelSource:
 def resolve_device(device: str | torch.device | None) -> torch.device:
     """``None`` picks CUDA when available, else the CPU; anything else is checked.
 
+    The devices are the CPU, CUDA GPUs, and Apple's ``"mps"`` and Intel's ``"xpu"`` where
+    this PyTorch build has them (those two untested here: no such machine).
     One device has one spelling here ("cpu:0" is "cpu", "cuda" is "cuda:N" for the
     current GPU N), so that it gets one model copy and one cache namespace.
 
     Raises:
-        ValueError: Not a device PyTorch knows, or CUDA asked for where there is none
-            (checked here, so that a metric fails when it is made, not on every item).
+        ValueError: Not one of those devices, or one this machine lacks (checked here,
+            so that a metric fails when it is made, not on every item).
     """
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -145,19 +174,38 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
         resolved = torch.device(device)
     except (RuntimeError, TypeError) as error:
         raise ValueError(
-            f"Expected `device` to be 'cpu', 'cuda', 'cuda:N' or another PyTorch device, "
-            f"got {device!r}."
+            f"Expected `device` to be 'cpu', 'cuda', 'cuda:N', 'mps' or 'xpu', got {device!r}."
         ) from error
-    if resolved.type == "cuda" and not torch.cuda.is_available():
+    if resolved.type not in _AVAILABLE_DEVICES:
+        # "meta" holds no data; "hpu", "ipu"... fail inside PyTorch in their own words.
         raise ValueError(
-            f"`device` is {device!r}, but this PyTorch build sees no CUDA GPU "
-            f"(torch {torch.__version__}); use device='cpu' or None."
+            f"Expected `device` to be 'cpu', 'cuda', 'cuda:N', 'mps' or 'xpu', got {device!r}."
+        )
+    if not _AVAILABLE_DEVICES[resolved.type]():
+        raise ValueError(
+            f"`device` is {device!r}, but this PyTorch build has no {resolved.type.upper()} "
+            f"device (torch {torch.__version__}); use device='cpu' or None."
+        )
+    if resolved.type == "cuda" and (resolved.index or 0) >= torch.cuda.device_count():
+        raise ValueError(
+            f"`device` is {device!r}, but this machine has {torch.cuda.device_count()} CUDA "
+            "GPU(s), numbered from 0."
         )
     if resolved.type == "cpu":
         return torch.device("cpu")
     if resolved.type == "cuda" and resolved.index is None:
         return torch.device("cuda", torch.cuda.current_device())
     return resolved
+
+
+#: The devices a model can run on, each with a check that this machine has one (looked
+#: up when called, as PyTorch's own checks may be replaced: by tests, by plugins).
+_AVAILABLE_DEVICES: dict[str, Callable[[], bool]] = {
+    "cpu": lambda: True,
+    "cuda": lambda: torch.cuda.is_available(),
+    "mps": lambda: torch.backends.mps.is_available(),
+    "xpu": lambda: hasattr(torch, "xpu") and torch.xpu.is_available(),
+}
 
 
 def fast_dtype(device: torch.device) -> torch.dtype:
@@ -186,7 +234,7 @@ def resolve_dtype(
     """
     if dtype is None:
         return torch.float32
-    if isinstance(dtype, torch.dtype) and dtype.is_floating_point:
+    if isinstance(dtype, torch.dtype) and dtype in _WEIGHT_DTYPES:
         return dtype
     name = dtype.lower() if isinstance(dtype, str) else None
     if name == "fast":
@@ -194,8 +242,8 @@ def resolve_dtype(
     if name in _DTYPES:
         return _DTYPES[name]
     raise ValueError(
-        f"Expected `dtype` to be 'fast', one of {sorted(_DTYPES)} or a floating-point "
-        f"torch.dtype, got {dtype!r}."
+        f"Expected `dtype` to be 'fast', one of {sorted(_DTYPES)} or torch.float32, "
+        f"torch.bfloat16, torch.float16 or torch.float64, got {dtype!r}."
     )
 
 
@@ -311,23 +359,27 @@ def count_model_layers(source: ModelSource, trust_remote_code: bool = False) -> 
 
 
 def checked_layer(
-    source: ModelSource, layer: int | None, trust_remote_code: bool = False
+    source: ModelSource,
+    layer: int | None,
+    trust_remote_code: bool = False,
+    name: str = "layer",
 ) -> tuple[int, int]:
     """``(layer, num_layers)``: ``layer`` (the last when ``None``) checked against the
-    number of layers in the model's configuration.
+    number of layers in the model's configuration; ``name`` is the caller's argument.
 
     Raises:
-        ValueError: ``layer`` is not between 0 (the embeddings) and the last layer.
+        ValueError: ``layer`` is not an integer between 0 (the embeddings) and the last
+            layer.
         ModelUnavailableError: The configuration cannot be had.
     """
     num_layers = count_model_layers(source, trust_remote_code)
-    if layer is None:
-        layer = num_layers
-    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer <= num_layers:
+    number = num_layers if layer is None else as_whole_number(layer)
+    if number is None or not 0 <= number <= num_layers:
         raise ValueError(
-            f"Expected `layer` between 0 and {num_layers} for {source.name!r}, got {layer}."
+            f"Expected `{name}` to be an integer between 0 and {num_layers} for "
+            f"{source.name!r}, got {layer!r}."
         )
-    return layer, num_layers
+    return number, num_layers
 
 
 def count_layers(config: Any) -> int:
