@@ -25,6 +25,7 @@ import gc
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 
 from opik_semantic_metrics import BERTScore, SemanticMatch
 from opik_semantic_metrics.models.loading import held_tensors, load_encoder
@@ -50,9 +51,12 @@ def measure(model: str, order: str) -> None:
     """Print each step's growth of resident memory, in this process."""
     kept = []  # every metric stays alive, as in one experiment with several metrics
 
-    def step(label: str, metrics: list) -> None:
+    def step(label: str, make: Callable[[], list]) -> None:
+        """Make the step's metrics (a metric loads its model when made) and score a pair
+        with each, counting both."""
         gc.collect()
         before = _rss()
+        metrics = make()
         for metric in metrics:
             metric.score(*PAIR)
         kept.extend(metrics)
@@ -65,13 +69,16 @@ def measure(model: str, order: str) -> None:
     start = _rss()
     print(f"{order}:")
     if order == "deepest-first":
-        step("BERTScore, layer 6 (the first copy)", [bertscore()])
-        step("3 more BERTScore instances at layer 6", [bertscore() for _ in range(3)])
-        step("BERTScore at each of layers 1 to 5", [bertscore(layer) for layer in range(1, 6)])
-        step("SemanticMatch (layer 6)", [SemanticMatch(model, track=False, device="cpu")])
+        step("BERTScore, layer 6 (the first copy)", lambda: [bertscore()])
+        step("3 more BERTScore instances at layer 6", lambda: [bertscore() for _ in range(3)])
+        step(
+            "BERTScore at each of layers 1 to 5",
+            lambda: [bertscore(layer) for layer in range(1, 6)],
+        )
+        step("SemanticMatch (layer 6)", lambda: [SemanticMatch(model, track=False, device="cpu")])
     else:
         for layer in range(1, 7):
-            step(f"BERTScore, layer {layer}", [bertscore(layer)])
+            step(f"BERTScore, layer {layer}", lambda layer=layer: [bertscore(layer)])
     print(f"  {'in all':<42} {(_rss() - start) / MIB:8.1f} MiB")
     print(f"  {'(the tensors of the model at layer 6)':<42} {_tensor_bytes(model) / MIB:8.1f} MiB")
 
