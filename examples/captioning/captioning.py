@@ -60,6 +60,8 @@ from opik_semantic_metrics.compare.experiments import (
     opik_server_configured,
     summarize,
 )
+from opik_semantic_metrics.errors import ModelUnavailableError
+from opik_semantic_metrics.models.loading import resolve_device
 from opik_semantic_metrics.report.html import HtmlReport
 from opik_semantic_metrics.report.plots import figure_png, score_distributions
 from opik_semantic_metrics.report.tables import summaries_pairwise_table, summary_table
@@ -68,6 +70,10 @@ DEFAULT_MODEL = "Salesforce/blip-image-captioning-base"
 DATASET_NAME = "blip-captions"
 METRICS = ("bertscore_f1", "bertscore_precision", "bertscore_recall", "semantic_match")
 IMAGE_TIMEOUT_S = 30
+
+
+class ImageUnavailableError(RuntimeError):
+    """An image could not be read: a URL that fails or a file that is not an image."""
 
 
 @dataclass(frozen=True)
@@ -163,9 +169,10 @@ def read_items(path: Path) -> list[dict[str, Any]]:
     ``reference`` (a caption, or a list of captions).
 
     Raises:
-        ValueError: The file cannot be read, a line is not such an item, an image is on
-            two lines (each image is one item, keyed by it in Opik), or a local image is
-            missing (found before any model loads, not in the middle of a run).
+        ValueError: The file cannot be read, a line is not such an item or has a field
+            named ``id`` (Opik's own), an image is on two lines (each image is one item,
+            keyed by it in Opik), or a local image is missing or no image (found before
+            any model loads, not in the middle of a run).
     """
     try:
         # Split at newlines only: JSON strings may hold U+2028 and the like, which
@@ -190,6 +197,11 @@ def read_items(path: Path) -> list[dict[str, Any]]:
             raise ValueError(
                 f'{path}, line {number}: expected a "reference" caption or list of captions'
             )
+        if "id" in item:
+            raise ValueError(
+                f'{path}, line {number}: a field named "id" is Opik\'s own item id: '
+                "rename it (for example item_id)"
+            )
         image = item["image"]
         if image in line_of_image:
             raise ValueError(
@@ -197,8 +209,14 @@ def read_items(path: Path) -> list[dict[str, Any]]:
                 f"{line_of_image[image]} (one line an image: list its captions together)"
             )
         line_of_image[image] = number
-        if not image.startswith(("http://", "https://")) and not Path(image).is_file():
-            raise ValueError(f"{path}, line {number}: there is no image file {image}")
+        if not image.startswith(("http://", "https://")):
+            if not Path(image).is_file():
+                raise ValueError(f"{path}, line {number}: there is no image file {image}")
+            try:
+                with Image.open(image) as opened:
+                    opened.verify()
+            except (OSError, SyntaxError) as error:  # pillow's damaged-file errors
+                raise ValueError(f"{path}, line {number}: {image} is no image ({error})") from None
         items.append(item)
     if not items:
         raise ValueError(f"{path} holds no items")
@@ -214,16 +232,19 @@ def load_image(source: str) -> Image.Image:
     """An RGB image from a local path or an http(s) URL.
 
     Raises:
-        requests.HTTPError: The URL answered with an error status.
-        OSError: The file is missing or is not an image.
+        ImageUnavailableError: No network, an error status, a missing file, or data that
+            is not an image; named with the image's source.
     """
-    if source.startswith(("http://", "https://")):
-        response = requests.get(source, timeout=IMAGE_TIMEOUT_S)
-        response.raise_for_status()
-        image = Image.open(io.BytesIO(response.content))
-    else:
-        image = Image.open(source)
-    return image.convert("RGB")
+    try:
+        if source.startswith(("http://", "https://")):
+            response = requests.get(source, timeout=IMAGE_TIMEOUT_S)
+            response.raise_for_status()
+            image = Image.open(io.BytesIO(response.content))
+        else:
+            image = Image.open(source)
+        return image.convert("RGB")
+    except (requests.RequestException, OSError, SyntaxError) as error:
+        raise ImageUnavailableError(f"cannot read the image {source}: {error}") from error
 
 
 class Captioner:
@@ -236,7 +257,7 @@ class Captioner:
 
     def __init__(self, model: str = DEFAULT_MODEL, device: str | None = None) -> None:
         self.model_name = model
-        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.device = resolve_device(device)
         self.processor = BlipProcessor.from_pretrained(model)
         self.model = BlipForConditionalGeneration.from_pretrained(model).to(self.device).eval()
 
@@ -346,6 +367,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"Cannot use --items: {error}", file=sys.stderr)
         return 2
     try:
+        resolve_device(args.device)
+    except ValueError as error:
+        print(f"Cannot use --device: {error}", file=sys.stderr)
+        return 2
+    try:
         captioner = Captioner(args.model, device=args.device)
     except (OSError, ValueError) as error:  # huggingface_hub rejects a path as a repo id
         print(f"Cannot load {args.model!r}: {error}".splitlines()[0], file=sys.stderr)
@@ -355,8 +381,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    metrics = caption_metrics(items, args.metrics_model, track=online, device=args.device)
-    experiments = run_experiments(items, captioner, metrics, online=online)
+    try:
+        metrics = caption_metrics(items, args.metrics_model, track=online, device=args.device)
+    except (ModelUnavailableError, ValueError) as error:
+        print(f"Cannot use --metrics-model {args.metrics_model!r}: {error}", file=sys.stderr)
+        return 2
+    try:
+        experiments = run_experiments(items, captioner, metrics, online=online)
+    except ImageUnavailableError as error:
+        # Opik stops an experiment at a task that raises: a caption needs its image.
+        print(f"Stopped: {error}", file=sys.stderr)
+        return 2
     summaries = summarize(experiments, METRICS)
     print(summary_table(summaries).to_text())
     print()

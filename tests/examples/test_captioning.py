@@ -136,9 +136,10 @@ def test_images_load_from_paths_and_urls(image_folder, image_server):
     assert (local.mode, local.size) == ("RGB", (80, 48))
     assert (remote.mode, remote.size) == ("RGB", (96, 48))
     assert remote.getpixel((20, 20)) == (0, 128, 0)  # pillow's "green"
-    with pytest.raises(requests.HTTPError):
+    with pytest.raises(captioning.ImageUnavailableError, match=r"missing\.png: 404") as error:
         captioning.load_image(f"{image_server}/missing.png")
-    with pytest.raises(FileNotFoundError):
+    assert isinstance(error.value.__cause__, requests.HTTPError)
+    with pytest.raises(captioning.ImageUnavailableError, match=r"cannot read the image .*missing"):
         captioning.load_image(str(image_folder / "missing.png"))
 
 
@@ -314,6 +315,9 @@ def blip_directory(tmp_path_factory) -> Path:
         ([""], "holds no items"),
         (['{"image": "IMAGE", "reference": "A cat."}', '{"image": "IMAGE", "reference": "A dog."}'],
          "line 2: the image "),
+        # Each passed, then stopped the run with a traceback once the models had loaded.
+        (['{"image": "IMAGE", "reference": "A cat.", "id": 7}'], 'line 1: a field named "id"'),
+        (['{"image": "ITEMS", "reference": "A cat."}'], "items.jsonl is no image"),
     ],
 )  # fmt: skip
 def test_a_bad_items_file_is_a_message_before_any_model_loads(
@@ -323,11 +327,44 @@ def test_a_bad_items_file_is_a_message_before_any_model_loads(
     path = tmp_path / "items.jsonl"
     if lines is not None:
         image = str(image_folder / "red.png").replace("\\", "/")
-        path.write_text("\n".join(line.replace("IMAGE", image) for line in lines), "utf-8")
+        items_path = str(path).replace("\\", "/")
+        text = "\n".join(line.replace("IMAGE", image) for line in lines)
+        path.write_text(text.replace("ITEMS", items_path), "utf-8")
     arguments = ["--model", "no-such-model", "--items", str(path), "--output", str(tmp_path)]
     assert captioning.main(arguments) == 2
     error = capsys.readouterr().err
     assert error.startswith("Cannot use --items: ") and message in error
+
+
+def test_a_bad_device_or_metrics_model_is_a_message_not_a_traceback(
+    monkeypatch, tmp_path, capsys, image_folder, blip_directory
+):
+    monkeypatch.setenv("OPIK_TRACK_DISABLE", "true")
+    path = tmp_path / "items.jsonl"
+    item = {"image": str(image_folder / "red.png"), "reference": "A red square."}
+    path.write_text(json.dumps(item) + "\n", "utf-8")
+    arguments = ["--model", str(blip_directory), "--items", str(path), "--output", str(tmp_path)]
+    if not torch.cuda.is_available():  # PyTorch's AssertionError before
+        assert captioning.main([*arguments, "--device", "cuda"]) == 2
+        assert capsys.readouterr().err.startswith("Cannot use --device: ")
+    # A ModelUnavailableError traceback before, where an unloadable --model was one line.
+    assert captioning.main([*arguments, "--device", "cpu", "--metrics-model", "no-such"]) == 2
+    assert capsys.readouterr().err.startswith("Cannot use --metrics-model 'no-such': ")
+
+
+def test_an_image_that_cannot_be_read_stops_the_run_with_one_line(
+    monkeypatch, tmp_path, capsys, image_server, blip_directory
+):
+    # A URL is read when its item is captioned (no network: the built-in items offline).
+    monkeypatch.setenv("OPIK_TRACK_DISABLE", "true")
+    path = tmp_path / "items.jsonl"
+    item = {"image": f"{image_server}/missing.png", "reference": "A red square."}
+    path.write_text(json.dumps(item) + "\n", "utf-8")
+    arguments = ["--model", str(blip_directory), "--items", str(path), "--device", "cpu"]
+    assert captioning.main([*arguments, "--output", str(tmp_path / "report")]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"Stopped: cannot read the image {image_server}/missing.png: 404")
+    assert "Traceback" not in error
 
 
 def test_an_image_on_two_lines_names_both(tmp_path, image_folder):
