@@ -22,7 +22,9 @@ that the fast mode's deviation is measured on weights and activations of a train
 model; the estimator head stays random (no trained COMET checkpoint can be had here).
 
 unbabel-comet runs in its own environment (it pins transformers<5 and numpy<2); give its
-interpreter with ``--comet-python`` (set-up in ``scripts/comet_oracle.py``). Times exclude
+interpreter with ``--comet-python`` or ``COMET_ORACLE_PYTHON`` (set-up in
+``scripts/comet_oracle.py``; default ``/tmp/comet-oracle/bin/python``). Every run needs it:
+it builds the checkpoint and gives the scores every case is compared with. Times exclude
 loading: unbabel-comet's are those of its ``predict`` calls, ours start after the model
 is loaded and one warm-up item is scored. Every case's scores are compared with (u)'s.
 
@@ -254,6 +256,13 @@ def main() -> None:
         name = "comet-model" if args.encoder is None else "comet-model-trained-encoder"
         args.model_dir = ROOT / "benchmarks" / "results" / name
     args.model_dir = args.model_dir.resolve()
+    if not args.case and not os.access(args.comet_python, os.X_OK):
+        # unbabel-comet builds the benchmark checkpoint and gives the scores compared with.
+        parser.error(
+            f"no Python at {args.comet_python}: pass --comet-python (or set "
+            "COMET_ORACLE_PYTHON) with an environment holding unbabel-comet, set up as "
+            "scripts/comet_oracle.py says"
+        )
     if args.case:
         print(json.dumps(run_ours(args.case, args.model_dir, args.segments)))
         return
