@@ -126,11 +126,11 @@ def test_a_bad_baseline_file_is_named_in_the_error(tmp_path, content, message):
 
 
 @pytest.mark.parametrize("row", ["6,0.5,0.5,1.0", "6,nan,0.5,0.5", "6,0.5,inf,0.5"])
-def test_a_baseline_that_is_no_finite_number_below_one_is_refused(tmp_path, row):
+def test_a_baseline_of_one_or_no_finite_number_is_refused(tmp_path, row):
     # F = 1 rescaled every F1 to -inf, unflagged; P = NaN or inf made every P 0,
     # flagged as undefined, as if the item were at fault rather than the file.
     path = tmp_path / "baseline.tsv"
     path.write_text("LAYER,P,R,F\n" + "".join(f"{n},0.8,0.8,0.8\n" for n in range(6)) + row + "\n")
     assert read_baseline(path, 5).f1 == pytest.approx(0.8)
-    with pytest.raises(ValueError, match=r"layer 6 to be finite numbers below 1, got 6,"):
+    with pytest.raises(ValueError, match=r"layer 6 to be finite numbers other than 1, got 6,"):
         read_baseline(path, 6)

@@ -77,7 +77,8 @@ def read_baseline(path: str | Path, layer: int) -> Baseline:
     Raises:
         FileNotFoundError: No such file.
         ValueError: The file is not UTF-8 text, is malformed, has no row for ``layer``, or
-            a baseline that is not a finite number below 1 (rescaling divides by 1 - b).
+            a baseline that is not a finite number, or is 1 (rescaling divides by 1 - b;
+            above 1, it reverses the order of scores, as bert_score's does).
     """
     path = Path(path)
     if not path.is_file():
@@ -101,11 +102,11 @@ def read_baseline(path: str | Path, layer: int) -> Baseline:
             f"{path}: expected the row of layer {layer} to be LAYER,P,R,F with three numbers, "
             f"got {','.join(body[layer])}"
         ) from error
-    if not all(math.isfinite(value) and value < 1.0 for value in (precision, recall, f1)):
+    if not all(math.isfinite(value) and value != 1.0 for value in (precision, recall, f1)):
         # 1 would divide every score by 0; NaN or inf would make every score undefined.
         raise ValueError(
-            f"{path}: expected the baselines of layer {layer} to be finite numbers below 1, "
-            f"got {','.join(body[layer])}"
+            f"{path}: expected the baselines of layer {layer} to be finite numbers other "
+            f"than 1, got {','.join(body[layer])}"
         )
     return Baseline(precision=precision, recall=recall, f1=f1)
 
