@@ -41,7 +41,10 @@ def tiny_roberta(tmp_path_factory):
 
 
 @pytest.mark.parametrize("family", ["tiny_bert", "tiny_roberta"])
-@pytest.mark.parametrize("lengths", [[9, 2, 5, 9, 1], [20, 13], [20, 20, 20, 9]])  # 26, 33, 69
+# 26, 33 and 69 real tokens; the last two batches have little padding and keep it.
+@pytest.mark.parametrize(
+    "lengths", [[9, 2, 5, 9, 1], [20, 13], [20, 20, 20, 9], [20] * 19 + [19], [7, 7]]
+)
 def test_real_tokens_get_the_models_own_hidden_states(family, lengths, request):
     model = request.getfixturevalue(family)
     unpadded = prepare_unpadded(model)
@@ -53,7 +56,8 @@ def test_real_tokens_get_the_models_own_hidden_states(family, lengths, request):
     real = mask.bool()
     assert got.shape == expected.shape
     assert torch.allclose(got[real], expected[real], atol=1e-6, rtol=1e-6)
-    assert torch.count_nonzero(got[~real]) == 0  # padded positions are zeros
+    if pays_to_unpad(mask):
+        assert torch.count_nonzero(got[~real]) == 0  # padded positions are zeros
 
 
 def test_each_text_is_independent_of_the_batch_it_runs_in(tiny_roberta):
@@ -68,15 +72,32 @@ def test_each_text_is_independent_of_the_batch_it_runs_in(tiny_roberta):
             assert torch.allclose(together[row, :length], alone[0], atol=1e-6, rtol=1e-6)
 
 
-def test_a_truncated_packed_minilm_runs_unpadded_and_keeps_its_hidden_states(minilm_path):
+@pytest.mark.parametrize("lengths", [[14, 3, 8, 21], [21, 21, 21]])
+def test_a_truncated_packed_minilm_runs_unpadded_and_keeps_its_hidden_states(minilm_path, lengths):
     encoder = load_encoder(str(minilm_path), layer=4, device="cpu")
     assert encoder.truncated_model and encoder.unpadded is not None
-    ids, mask = padded_batch([14, 3, 8, 21], 0, encoder.tokenizer.vocab_size)
+    ids, mask = padded_batch(lengths, 0, encoder.tokenizer.vocab_size)
     with torch.inference_mode():
         expected = encoder.model(input_ids=ids, attention_mask=mask)[0]
         got = encoder.hidden_states(ids, mask)
     real = mask.bool()
     assert torch.allclose(got[real], expected[real], atol=1e-5, rtol=1e-5)
+
+
+def test_batches_without_padding_run_on_rounded_row_counts_too(minilm_path, monkeypatch):
+    # Run through the model as they were, each new text length was a new row count, for
+    # which oneDNN keeps compiled kernels: a lone caller over many lengths grew by
+    # hundreds of MB (benchmarks/row_counts_memory.py).
+    encoder = load_encoder(str(minilm_path), layer=4, device="cpu")
+    counted: list[int] = []
+    monkeypatch.setattr(
+        "opik_semantic_metrics.models.unpadded.row_count",
+        lambda tokens: counted.append(tokens) or row_count(tokens),
+    )
+    ids, mask = padded_batch([23, 23], 0, encoder.tokenizer.vocab_size)
+    with torch.inference_mode():
+        encoder.hidden_states(ids, mask)
+    assert counted == [46]
 
 
 @pytest.fixture(scope="module")
@@ -99,8 +120,9 @@ def test_a_packed_model_with_its_gelu_fused_runs_unpadded(packed_tiny_bert, tiny
     assert torch.allclose(got[real], expected[real], atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("unpad", [True, False])
 @pytest.mark.parametrize("model_name", ["tiny_bert", "packed_tiny_bert"])
-def test_the_compiled_layers_compute_what_the_python_function_does(model_name, request):
+def test_the_compiled_layers_compute_what_the_python_function_does(model_name, unpad, request):
     model = request.getfixturevalue(model_name)
     # TorchScript works in every environment we test in, so the compiled path is the one run.
     assert isinstance(_compiled_layers(), torch.jit.ScriptFunction)
@@ -110,10 +132,12 @@ def test_the_compiled_layers_compute_what_the_python_function_does(model_name, r
     ids, mask = padded_batch([20, 13, 4], model.config.pad_token_id, model.config.vocab_size)
     with torch.inference_mode():
         hidden = model.embeddings(input_ids=ids)
-        rows = row_count(int(mask.sum()))
-        compiled = _compiled_layers()(hidden, mask, rows, *layer_args)
-        python = _run_layers(hidden, mask, rows, *layer_args)
+        rows = row_count(int(mask.sum()) if unpad else mask.numel())
+        compiled = _compiled_layers()(hidden, mask, rows, unpad, *layer_args)
+        python = _run_layers(hidden, mask, rows, unpad, *layer_args)
     assert torch.equal(compiled, python)
+    real = mask.bool()
+    assert torch.allclose(compiled[real], model(ids, mask)[0][real], atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("activation", ["relu", "gelu_new"])

@@ -53,7 +53,6 @@ from opik_semantic_metrics.models.registry import MINILM_HUB_ID, PACKAGED_MODEL_
 from opik_semantic_metrics.models.shared import LoadOnce
 from opik_semantic_metrics.models.unpadded import (
     UnpaddedEncoder,
-    pays_to_unpad,
     prepare_unpadded,
 )
 
@@ -548,7 +547,7 @@ class LoadedEncoder:
         are zeros when :attr:`unpadded` and the batch has padding to skip).
         """
         if self.truncated_model:
-            if self.unpadded is not None and pays_to_unpad(attention_mask):
+            if self.unpadded is not None:
                 return self.unpadded.hidden_states(input_ids, attention_mask)
             return self.model(input_ids=input_ids, attention_mask=attention_mask)[0]
         return self.all_hidden_states(input_ids, attention_mask)[self.layer]

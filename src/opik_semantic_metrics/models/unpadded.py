@@ -26,7 +26,7 @@ of the model itself, not an approximation (the same operations on the same rows;
 MiniLM they came out identical to the last bit); padded positions come back as zeros
 instead of the values transformers computes there, which nobody reads. Taking the rows
 out and putting them back costs about 4% of a pass, so a batch with less padding than
-:data:`MIN_PADDED_SHARE` runs through the model as it is (:func:`pays_to_unpad`).
+:data:`MIN_PADDED_SHARE` keeps its padding (:func:`pays_to_unpad`).
 
 The layer loop (:func:`_run_layers`) is compiled once by TorchScript. Run as Python,
 every operation of a pass gives Python's GIL back and takes it again; in Opik, 16
@@ -38,19 +38,28 @@ against 18-20 s. Whole lists (case d), with no other threads, gained nothing bey
 noise. Where TorchScript cannot compile (PyTorch without it, no source files) the
 same function runs as Python, with the same results.
 
+A batch with less padding than that still runs through these layers, with every slot of
+its padded layout as a row (as transformers runs it): its row count is rounded like the
+others (:func:`row_count`). Run through the model as it is, each new text length was a
+new row count for oneDNN, which keeps compiled kernels per row count: a lone caller
+scoring pairs of 3 to 199 words, three times over, grew the process by 778 MiB and
+still growing, against 161 MiB rounded (``benchmarks/row_counts_memory.py``).
+
 Used only where it is known to hold (:func:`prepare_unpadded`): an exact ``BertModel``,
 ``RobertaModel`` or ``XLMRobertaModel`` (the families of bert_score's default models and
 of all-MiniLM-L6-v2) with absolute positions, no decoder, transformers' layer layout and
 the exact GELU (every linear layer plain, or every one packed with the GELU fused, see
-``packed_linear.py``), whose output on a probe batch of two texts of different lengths
-equals the model's own. Anything else (a ReLU or tanh-GELU model, say) runs through
-transformers as before.
+``packed_linear.py``), whose output on a probe batch of two texts of different lengths,
+and on the longer alone, equals the model's own. Anything else (a ReLU or tanh-GELU
+model, say) runs through transformers as before.
 
 Measured on the 2-core machine of the benchmark (MiniLM, float32): one thread, batches of
 16 texts of random lengths 8 to 21 tokens, 4.7 instead of 5.9 ms of CPU a text; the
 benchmark's case (c), 2,000 items through Opik with 16 threads, alternated runs: 12.5 and
 13.0 s against 13.5 and 15.1 s, its encoder's CPU time 16.5 s against 18.5 s. Whole
-lists (case d), sorted by length before batching, hardly pad and run as before.
+lists (case d), sorted by length before batching, hardly pad, and take the same time
+here as through the model (where no key is padding, the attention runs unmasked, as in
+transformers).
 """
 
 from __future__ import annotations
@@ -125,12 +134,15 @@ class UnpaddedEncoder:
 
         Returns:
             ``(batch, length, width)``: ``res[b, t]`` = hidden state of token ``t`` of
-            text ``b``; zeros at padded positions.
+            text ``b``. Padded positions are zeros in a batch with padding to skip
+            (:func:`pays_to_unpad`); in one with little, they are computed as rows too, as
+            transformers computes them, and nobody reads them either.
         """
         hidden = self.embeddings(input_ids=input_ids)
-        rows = row_count(int(attention_mask.sum()))
+        unpad = pays_to_unpad(attention_mask)
+        rows = row_count(int(attention_mask.sum()) if unpad else attention_mask.numel())
         return _compiled_layers()(
-            hidden, attention_mask, rows, self.heads, self.eps, self.packed,
+            hidden, attention_mask, rows, unpad, self.heads, self.eps, self.packed,
             self.weights, self.biases, self.norms,
         )  # fmt: skip
 
@@ -140,8 +152,8 @@ def prepare_unpadded(model: torch.nn.Module) -> UnpaddedEncoder | None:
     own last hidden states.
 
     Checks the class, configuration and layer layout, then a probe batch of two texts of
-    different lengths against the model's own output (float32 within 1e-5, half types
-    within 5e-2).
+    different lengths, and the longer alone, against the model's own output (float32
+    within 1e-5, half types within 5e-2).
     """
     config = getattr(model, "config", None)
     if type(model).__name__ not in UNPADDED_MODEL_CLASSES or config is None:
@@ -161,15 +173,22 @@ def prepare_unpadded(model: torch.nn.Module) -> UnpaddedEncoder | None:
     input_ids[1, 4:] = pad_id
     mask = torch.ones_like(input_ids)
     mask[1, 4:] = 0
-    with torch.inference_mode():
-        expected = model(input_ids=input_ids, attention_mask=mask)[0]
-        try:
-            got = encoder.hidden_states(input_ids, mask)
-        except (AttributeError, RuntimeError, TypeError):
-            return None
     tolerance = 1e-5 if parameter.dtype == torch.float32 else 5e-2
-    got, expected = got[mask.bool()].float(), expected[mask.bool()].float()
-    return encoder if torch.allclose(got, expected, rtol=tolerance, atol=tolerance) else None
+    # The padded batch runs unpadded; the first text alone has no padding, and runs with
+    # its slots as rows.
+    for probe_ids, probe_mask in ((input_ids, mask), (input_ids[:1], mask[:1])):
+        with torch.inference_mode():
+            expected = model(input_ids=probe_ids, attention_mask=probe_mask)[0]
+            try:
+                got = encoder.hidden_states(probe_ids, probe_mask)
+            except (AttributeError, RuntimeError, TypeError):
+                return None
+        real = probe_mask.bool()
+        if not torch.allclose(
+            got[real].float(), expected[real].float(), rtol=tolerance, atol=tolerance
+        ):
+            return None
+    return encoder
 
 
 def _read_layers(model: torch.nn.Module) -> UnpaddedEncoder | None:
@@ -245,6 +264,7 @@ def _run_layers(
     hidden: torch.Tensor,
     attention_mask: torch.Tensor,
     rows: int,
+    unpad: bool,
     heads: int,
     eps: float,
     packed: bool,
@@ -256,17 +276,28 @@ def _run_layers(
 
     ``rows`` (at least the number of real tokens) is the row count of the products; the
     spare rows read slot 0 and are written to a scratch slot past the end, which nothing
-    reads (see :func:`row_count`).
+    reads (see :func:`row_count`). With ``unpad`` false, every slot of the padded layout
+    is a row (its padded ones included, as in transformers), followed by spare rows of
+    zeros: the rows need no gathering and the products still see rounded row counts.
     """
     batch, length, width = hidden.shape
     head_size = width // heads
     slots = batch * length
-    real = attention_mask.reshape(-1).nonzero().squeeze(1)  # slots of the real tokens
-    spare = rows - real.numel()
-    gather = torch.cat((real, real.new_zeros(spare)))
-    scatter = torch.cat((real, real.new_full((spare,), slots)))
-    states = hidden.reshape(slots, width).index_select(0, gather)
-    key_mask = (attention_mask != 0)[:, None, None, :]  # (batch, 1, 1, length)
+    if unpad:
+        real = attention_mask.reshape(-1).nonzero().squeeze(1)  # slots of the real tokens
+        spare = rows - real.numel()
+        gather = torch.cat((real, real.new_zeros(spare)))
+        scatter = torch.cat((real, real.new_full((spare,), slots)))
+        states = hidden.reshape(slots, width).index_select(0, gather)
+    else:
+        gather = attention_mask.new_empty(0)  # no rows to gather or scatter
+        scatter = gather
+        states = torch.cat((hidden.reshape(slots, width), hidden.new_zeros(rows - slots, width)))
+    # (batch, 1, 1, length); none where no key is padding, as in transformers, whose
+    # attention kernel is then a faster one.
+    key_mask: torch.Tensor | None = None
+    if bool((attention_mask == 0).any()):
+        key_mask = (attention_mask != 0)[:, None, None, :]
     for layer in range(len(weights) // 6):
         w, b = weights[6 * layer : 6 * layer + 6], biases[6 * layer : 6 * layer + 6]
         norm = norms[4 * layer : 4 * layer + 4]
@@ -278,17 +309,28 @@ def _run_layers(
             ),
             dim=1,
         )
-        padded = projected.new_zeros(slots + 1, 3 * width).index_copy_(0, scatter, projected)
+        if unpad:
+            padded = projected.new_zeros(slots + 1, 3 * width).index_copy_(0, scatter, projected)
+        else:
+            padded = projected
         qkv = padded[:slots].view(batch, length, 3, heads, head_size).permute(2, 0, 3, 1, 4)
         mixed = torch.nn.functional.scaled_dot_product_attention(
             qkv[0], qkv[1], qkv[2], attn_mask=key_mask, scale=head_size**-0.5
         )
-        mixed = mixed.transpose(1, 2).reshape(slots, width).index_select(0, gather)
+        if unpad:
+            mixed = mixed.transpose(1, 2).reshape(slots, width).index_select(0, gather)
+        else:
+            heads_out = mixed
+            mixed = states.new_empty(rows, width)
+            mixed[:slots].view(batch, length, heads, head_size).copy_(heads_out.transpose(1, 2))
+            mixed[slots:].zero_()
         attended = _linear(mixed, w[3], b[3], packed, False) + states
         attended = torch.layer_norm(attended, [width], norm[0], norm[1], eps)
         inner = _linear(attended, w[4], b[4], packed, True)
         feed_forward = _linear(inner, w[5], b[5], packed, False)
         states = torch.layer_norm(feed_forward + attended, [width], norm[2], norm[3], eps)
+    if not unpad:
+        return states[:slots].view(batch, length, width)
     output = states.new_zeros(slots + 1, width).index_copy_(0, scatter, states)
     return output[:slots].view(batch, length, width)
 
