@@ -336,13 +336,18 @@ def test_a_bad_items_file_is_a_message_before_any_model_loads(
     assert error.startswith("Cannot use --items: ") and message in error
 
 
+def _one_item_file(folder: Path, image: str) -> Path:
+    """An items file of one image with one reference caption."""
+    path = folder / "items.jsonl"
+    path.write_text(json.dumps({"image": image, "reference": "A red square."}) + "\n", "utf-8")
+    return path
+
+
 def test_a_bad_device_or_metrics_model_is_a_message_not_a_traceback(
     monkeypatch, tmp_path, capsys, image_folder, blip_directory
 ):
     monkeypatch.setenv("OPIK_TRACK_DISABLE", "true")
-    path = tmp_path / "items.jsonl"
-    item = {"image": str(image_folder / "red.png"), "reference": "A red square."}
-    path.write_text(json.dumps(item) + "\n", "utf-8")
+    path = _one_item_file(tmp_path, str(image_folder / "red.png"))
     arguments = ["--model", str(blip_directory), "--items", str(path), "--output", str(tmp_path)]
     if not torch.cuda.is_available():  # PyTorch's AssertionError before
         assert captioning.main([*arguments, "--device", "cuda"]) == 2
@@ -357,9 +362,7 @@ def test_an_image_that_cannot_be_read_stops_the_run_with_one_line(
 ):
     # A URL is read when its item is captioned (no network: the built-in items offline).
     monkeypatch.setenv("OPIK_TRACK_DISABLE", "true")
-    path = tmp_path / "items.jsonl"
-    item = {"image": f"{image_server}/missing.png", "reference": "A red square."}
-    path.write_text(json.dumps(item) + "\n", "utf-8")
+    path = _one_item_file(tmp_path, f"{image_server}/missing.png")
     arguments = ["--model", str(blip_directory), "--items", str(path), "--device", "cpu"]
     assert captioning.main([*arguments, "--output", str(tmp_path / "report")]) == 2
     error = capsys.readouterr().err
@@ -388,9 +391,7 @@ def test_a_single_image_with_one_caption_runs(
 ):
     """One caption cannot fit SemanticMatch's paragraph baseline: the run goes on unfitted."""
     monkeypatch.setenv("OPIK_TRACK_DISABLE", "true")
-    path = tmp_path / "items.jsonl"
-    item = {"image": str(image_folder / "red.png"), "reference": "A red square."}
-    path.write_text(json.dumps(item) + "\n", "utf-8")
+    path = _one_item_file(tmp_path, str(image_folder / "red.png"))
     arguments = ["--model", str(blip_directory), "--items", str(path), "--device", "cpu"]
     assert captioning.main([*arguments, "--output", str(tmp_path / "report")]) == 0
     out = capsys.readouterr().out
