@@ -38,12 +38,12 @@ against 18-20 s. Whole lists (case d), with no other threads, gained nothing bey
 noise. Where TorchScript cannot compile (PyTorch without it, no source files) the
 same function runs as Python, with the same results.
 
-A batch with less padding than that still runs through these layers, with every slot of
-its padded layout as a row (as transformers runs it): its row count is rounded like the
-others (:func:`row_count`). Run through the model as it is, each new text length was a
-new row count for oneDNN, which keeps compiled kernels per row count: a lone caller
-scoring pairs of 3 to 199 words, three times over, grew the process by 778 MiB and
-still growing, against 161 MiB rounded (``benchmarks/row_counts_memory.py``).
+A batch with less padding than :data:`MIN_PADDED_SHARE` still runs through these layers,
+with every slot of its padded layout as a row (as transformers runs it): its row count
+is rounded like the others (:func:`row_count`). Run through the model as it is, each new
+text length was a new row count for oneDNN, which keeps compiled kernels per row count:
+a lone caller scoring pairs of 3 to 199 words, three times over, grew the process by
+778 MiB and still growing, against 161 MiB rounded (``benchmarks/row_counts_memory.py``).
 
 Used only where it is known to hold (:func:`prepare_unpadded`): an exact ``BertModel``,
 ``RobertaModel`` or ``XLMRobertaModel`` (the families of bert_score's default models and
