@@ -146,11 +146,11 @@ def _as_array(scores: Scores, name: str) -> np.ndarray:
 
 
 def check_finite_scores(values: np.ndarray, name: str) -> None:
-    """Raise ``ValueError`` unless every value is finite and at most
-    :data:`MAX_SCORE_MAGNITUDE` in size."""
+    """Raise ``ValueError`` unless every value of ``values`` (not empty) is finite and at
+    most :data:`MAX_SCORE_MAGNITUDE` in size."""
     if not np.isfinite(values).all():
         raise ValueError(f"Expected `{name}` to hold finite numbers only (no NaN or inf).")
-    if values.size and np.abs(values).max() > MAX_SCORE_MAGNITUDE:
+    if np.abs(values).max() > MAX_SCORE_MAGNITUDE:
         flat = values.ravel()
         raise ValueError(
             f"Expected `{name}` to hold numbers of magnitude up to {MAX_SCORE_MAGNITUDE:g}, "

@@ -170,13 +170,11 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     try:
-        resolved = torch.device(device)
-    except (RuntimeError, TypeError) as error:
-        raise ValueError(
-            f"Expected `device` to be 'cpu', 'cuda', 'cuda:N', 'mps' or 'xpu', got {device!r}."
-        ) from error
-    if resolved.type not in _AVAILABLE_DEVICES:
-        # "meta" holds no data; "hpu", "ipu"... fail inside PyTorch in their own words.
+        resolved: torch.device | None = torch.device(device)
+    except (RuntimeError, TypeError):  # not a device PyTorch knows
+        resolved = None
+    # "meta" holds no data; "hpu", "ipu"... fail inside PyTorch in their own words.
+    if resolved is None or resolved.type not in _AVAILABLE_DEVICES:
         raise ValueError(
             f"Expected `device` to be 'cpu', 'cuda', 'cuda:N', 'mps' or 'xpu', got {device!r}."
         )
