@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.errors import InputError, shown
 
 #: Sequences that are not lists of items: a text, and binary data (a sequence of ints).
 _NOT_LISTS = str | bytes | bytearray | memoryview
@@ -71,7 +71,7 @@ def check_positive_int(value: object, name: str) -> int:
     """
     number = as_whole_number(value)
     if number is None or number < 1:
-        raise ValueError(f"Expected `{name}` to be a positive integer, got {value!r}.")
+        raise ValueError(f"Expected `{name}` to be a positive integer, got {shown(value)}.")
     return number
 
 
@@ -88,7 +88,7 @@ def check_flag(value: object, name: str) -> bool:
         True
     """
     if not isinstance(value, bool | np.bool_):
-        raise ValueError(f"Expected `{name}` to be True or False, got {value!r}.")
+        raise ValueError(f"Expected `{name}` to be True or False, got {shown(value)}.")
     return bool(value)
 
 

@@ -345,6 +345,9 @@ def test_remote_code_is_refused_unless_asked(tmp_path, minilm_path):
     # Without trust_remote_code the repository's code is ignored: the built-in class loads.
     encoder = load_encoder(str(model_dir), device="cpu")
     assert type(encoder.model).__name__ == "BertModel"
+    # A string is no answer: "False" reached transformers as true and ran evil.py.
+    with pytest.raises(ValueError, match="`trust_remote_code` to be True or False"):
+        load_encoder(str(model_dir), device="cpu", trust_remote_code="False")  # type: ignore[arg-type]
 
 
 def test_an_unknown_model_outside_bert_scores_table_is_a_named_error():

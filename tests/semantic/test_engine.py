@@ -495,6 +495,14 @@ def test_bad_constructor_arguments():
         SemanticMatchEngine("all-MiniLM-L6-v2", batch_size=0)
     with pytest.raises(ValueError, match="paragraph_baseline"):
         SemanticMatchEngine("all-MiniLM-L6-v2", paragraph_baseline=1.0)
+    # A seed of None drew other baseline pairs on every fit; a list failed only in fit().
+    for seed in (None, -1, True, [1]):
+        with pytest.raises(ValueError, match="`seed` to be a whole number of 0 or more"):
+            SemanticMatchEngine("all-MiniLM-L6-v2", seed=seed)  # type: ignore[arg-type]
+    # "False" reached transformers as true.
+    with pytest.raises(ValueError, match="`trust_remote_code` to be True or False"):
+        SemanticMatchEngine("all-MiniLM-L6-v2", trust_remote_code="False")  # type: ignore[arg-type]
+    assert SemanticMatchEngine("all-MiniLM-L6-v2", seed=np.int64(3), device="cpu").seed == 3
 
 
 def test_embeddings_are_unit_length(engine):

@@ -42,7 +42,7 @@ from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedTokeniz
 
 from opik_semantic_metrics.errors import ModelUnavailableError
 from opik_semantic_metrics.forking import fork_safe_lock
-from opik_semantic_metrics.inputs import as_whole_number
+from opik_semantic_metrics.inputs import as_whole_number, check_flag
 from opik_semantic_metrics.models.packed_linear import (
     PackedLinear,
     cpu_has_native_bf16,
@@ -724,8 +724,8 @@ def load_encoder(
 
     Raises:
         ModelUnavailableError: The model is not local, not cached, and cannot be downloaded.
-        ValueError: ``layer`` is out of range, ``dtype`` unknown, or the model fails on a
-            one-word text at that layer.
+        ValueError: ``layer`` is out of range, ``dtype`` unknown, a flag not a bool, or the
+            model fails on a one-word text at that layer.
 
     Example:
         >>> encoder = load_encoder("all-MiniLM-L6-v2", device="cpu")
@@ -734,6 +734,9 @@ def load_encoder(
         >>> load_encoder("all-MiniLM-L6-v2", device="cpu") is encoder
         True
     """
+    # A string would reach transformers as true: "False" would let a model's code run.
+    use_fast_tokenizer = check_flag(use_fast_tokenizer, "use_fast_tokenizer")
+    trust_remote_code = check_flag(trust_remote_code, "trust_remote_code")
     source = resolve_model_source(model)
     torch_device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, torch_device)

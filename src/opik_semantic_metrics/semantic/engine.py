@@ -74,6 +74,7 @@ from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import (
     as_list,
+    as_whole_number,
     check_pairs,
     check_positive_int,
     is_blank,
@@ -305,7 +306,7 @@ class SemanticMatchEngine:
         paragraph_baseline: A fixed paragraph baseline; ``None`` fits it with
             :meth:`fit` (0 until then).
         baseline_pairs: Random reference pairs averaged for the fitted baseline.
-        seed: Seed of the random pairs.
+        seed: Seed of the random pairs, a whole number of 0 or more.
         device: ``None`` picks CUDA when available, else the CPU.
         dtype: Model weight type: float32 by default; ``"fast"`` is bfloat16 on GPUs and
             CPUs with native bf16 (float16 on older GPUs, float32 on other CPUs); any
@@ -355,7 +356,11 @@ class SemanticMatchEngine:
         batch_size = check_positive_int(batch_size, "batch_size")
         self.token_vectors: TokenVectors = token_vectors
         self.baseline_pairs = baseline_pairs
-        self.seed = seed
+        # Checked now: a seed of None would draw other baseline pairs on every fit.
+        checked_seed = as_whole_number(seed)
+        if checked_seed is None or checked_seed < 0:
+            raise ValueError(f"Expected `seed` to be a whole number of 0 or more, got {seed!r}.")
+        self.seed = checked_seed
         self.batch_size = batch_size
         # Halved where a batch runs out of memory, for every later call (batching/memory.py).
         self._forward_batch_size = HalvingBatchSize(batch_size)
