@@ -192,6 +192,25 @@ def test_custom_abstentions():
     assert matcher.match("Not answerable", None).method == "no_match"
 
 
+def test_abstentions_from_a_generator_are_read_once():
+    matcher = AnswerMatcher(abstentions=(phrase for phrase in ["no idea"]))
+    assert matcher.abstentions == ("no idea",)
+    assert matcher.match("No idea.", None).method == "not_answerable"
+
+
+def test_numpy_settings_are_read_as_python_values():
+    # NumPy bools and floats, as a sweep over np.linspace or a config array gives them.
+    matcher = AnswerMatcher(
+        ordered=numpy.True_,
+        percent_as_fraction=numpy.True_,
+        semantic="keywords",
+        semantic_threshold=numpy.float32(0.5),
+    )
+    assert (matcher.ordered, matcher.percent_as_fraction) == (True, True)
+    assert matcher.semantic_threshold == 0.5
+    assert matcher.match("82%", "0.82", answer_format="Float").matched
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -244,6 +263,17 @@ def test_custom_abstentions():
             "`percent_as_fraction` to be True or False, got 'no'",
             id="percent_as_fraction='no'",
         ),
+        # A share of the larger number: 5 meant as 5% let 1 match -3.
+        ({"relative_tolerance": 5}, "`relative_tolerance` to be a fraction below 1"),
+        ({"relative_tolerance": 1.0}, "`relative_tolerance` to be a fraction below 1"),
+        ({"ordered": "False"}, "`ordered` to be True or False, got 'False'"),
+        # A generator was used up by the check, then reported as empty.
+        pytest.param(
+            {"abstentions": None}, "`abstentions` to be a list of non-empty strings, got None"
+        ),
+        pytest.param({"abstentions": 5}, "`abstentions` to be a list of non-empty strings"),
+        # A threshold without a scorer was ignored: tier 6 stayed off without a word.
+        ({"semantic_threshold": 0.8}, "`semantic_threshold` is read only with a `semantic`"),
     ],
 )
 def test_bad_settings_raise_value_error(kwargs, message):

@@ -106,11 +106,14 @@ def test_relative_tolerance_reaches_the_matcher():
         ({"semantic": "bertscore"}, "semantic"),
         ({"semantic": 42}, "semantic"),
         ({"semantic": len}, "semantic_threshold"),
+        # The class, not an instance: every Str item failed on the unbound score().
+        ({"semantic": AnswerMatch, "semantic_threshold": 0.5}, "pass an instance"),
+        ({"track": "False"}, "`track` to be True or False, got 'False'"),
     ],
 )
 def test_bad_settings_raise_value_error(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        AnswerMatch(track=False, **kwargs)
+        AnswerMatch(**{"track": False, **kwargs})
 
 
 # --- the semantic tier with real scorers ----------------------------------------------

@@ -338,6 +338,8 @@ def test_rescaling_uses_bert_scores_packaged_baseline_when_there_is_one(tmp_path
             "reference 1 of `idf_references` to be a string",
         ),
         ({"lang": 1, "rescale_with_baseline": True}, "`lang` to be a language code"),
+        # Opik's BaseMetric reads any true value as on: "False" tracked every call.
+        ({"track": "False"}, "`track` to be True or False, got 'False'"),
         ({"device": "meta"}, "`device` to be 'cpu', 'cuda', 'cuda:N', 'mps' or 'xpu'"),
         ({"dtype": torch.float8_e4m3fn}, "`dtype` to be 'fast'"),
         ({"baseline_path": "baseline.tsv"}, "only with `rescale_with_baseline=True`"),

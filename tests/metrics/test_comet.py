@@ -248,6 +248,8 @@ def test_bad_constructor_arguments_are_value_errors():
             ValueError, match=f"`batch_size` to be a positive integer, got {batch_size}"
         ):
             COMET(str(FIXTURES / "regression-xlmr"), batch_size=batch_size, track=False)
+    with pytest.raises(ValueError, match="`track` to be True or False, got 'False'"):
+        COMET(str(FIXTURES / "regression-xlmr"), track="False")  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -164,6 +164,8 @@ def test_bad_constructor_arguments_raise_value_error():
         SemanticMatch(token_vectors="glove", track=False)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"`batch_size` to be a positive integer, got 2\.5"):
         SemanticMatch(batch_size=2.5, track=False)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="`track` to be True or False, got 'False'"):
+        SemanticMatch(track="False")  # type: ignore[arg-type]
 
 
 def test_weights_near_the_float_limit_are_relative_like_any_others():

@@ -57,10 +57,10 @@ import bisect
 import functools
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Literal
+from typing import Literal, TypeGuard
 
 from opik_semantic_metrics.answers.lists import (
     ListItem,
@@ -82,7 +82,7 @@ from opik_semantic_metrics.answers.normalize import (
     prepare,
 )
 from opik_semantic_metrics.errors import InputError, ScorerError, shown
-from opik_semantic_metrics.inputs import check_text, is_blank, is_empty_cell
+from opik_semantic_metrics.inputs import check_flag, check_text, is_blank, is_empty_cell
 
 Method = Literal["exact", "normalized", "numeric", "list", "not_answerable", "semantic", "no_match"]
 #: The tiers, in the order they are tried.
@@ -260,8 +260,9 @@ class AnswerMatcher:
 
     Args:
         tolerance: Largest absolute difference between equal numbers.
-        relative_tolerance: Largest difference relative to the larger magnitude; with
-            both, the larger allowance wins. ``None``: absolute only.
+        relative_tolerance: Largest difference relative to the larger magnitude, a
+            fraction below 1 (0.05 for 5%); with both, the larger allowance wins.
+            ``None``: absolute only.
         ordered: ``True``: list order matters; ``False``: never; ``None``: when the
             question asks for an order.
         percent_as_fraction: Also accept ``"82%"`` against ``"0.82"``.
@@ -273,9 +274,10 @@ class AnswerMatcher:
             1.0 by default with ``"keywords"``.
 
     Raises:
-        ValueError: A negative or non-finite tolerance, a ``semantic`` that is neither
-            ``None``, ``"keywords"`` nor callable, a scorer without a threshold, an
-            empty abstention list.
+        ValueError: A negative or non-finite tolerance, a relative tolerance of 1 or more,
+            a flag that is not a bool, a ``semantic`` that is neither ``None``,
+            ``"keywords"`` nor callable, a scorer without a threshold or a threshold
+            without a scorer, an empty abstention list.
 
     Example:
         >>> matcher = AnswerMatcher()
@@ -298,28 +300,18 @@ class AnswerMatcher:
         semantic_threshold: float | None = None,
     ) -> None:
         self.tolerance = _check_tolerance("tolerance", tolerance)
-        self.relative_tolerance = (
-            None
-            if relative_tolerance is None
-            else _check_tolerance("relative_tolerance", relative_tolerance)
-        )
-        if ordered is not None and not isinstance(ordered, bool):
-            raise ValueError(f"Expected `ordered` to be True, False or None, got {shown(ordered)}.")
-        self.ordered = ordered
-        if not isinstance(percent_as_fraction, bool):
-            # bool("no") is True: a string here would switch the option on.
-            raise ValueError(
-                "Expected `percent_as_fraction` to be True or False, "
-                f"got {shown(percent_as_fraction)}."
-            )
-        self.percent_as_fraction = percent_as_fraction
-        if isinstance(abstentions, str) or not all(
-            isinstance(phrase, str) and phrase.strip() for phrase in abstentions
-        ):
-            raise ValueError("Expected `abstentions` to be a list of non-empty strings.")
-        self.abstentions = tuple(abstentions)
-        if not self.abstentions:
-            raise ValueError("Expected at least one abstention phrase.")
+        self.relative_tolerance = None
+        if relative_tolerance is not None:
+            self.relative_tolerance = _check_tolerance("relative_tolerance", relative_tolerance)
+            if self.relative_tolerance >= 1:
+                # A share of the larger number: at 1 or more, 1 would match -3.
+                raise ValueError(
+                    "Expected `relative_tolerance` to be a fraction below 1 (0.05 for 5%), "
+                    f"got {shown(relative_tolerance)}."
+                )
+        self.ordered = None if ordered is None else check_flag(ordered, "ordered")
+        self.percent_as_fraction = check_flag(percent_as_fraction, "percent_as_fraction")
+        self.abstentions = _checked_abstentions(abstentions)
         phrases = sorted({normal_forms(phrase).spaced for phrase in self.abstentions}, key=len)
         if "" in phrases:
             # An empty alternative in the pattern below would find an abstention in
@@ -337,22 +329,27 @@ class AnswerMatcher:
                 f"Expected `semantic` to be None, {KEYWORDS!r} or a callable "
                 f"(output, reference) -> float, got {type(semantic).__name__}."
             )
-        if semantic_threshold is None and semantic == KEYWORDS:
-            semantic_threshold = 1.0
-        if semantic is not None and semantic_threshold is None:
+        threshold = python_value(semantic_threshold)  # numpy.float32(0.5) too
+        if threshold is None and semantic == KEYWORDS:
+            threshold = 1.0
+        if semantic is not None and threshold is None:
             raise ValueError("A semantic scorer needs a `semantic_threshold`.")
-        if semantic_threshold is not None and not is_finite_number(semantic_threshold):
-            raise ValueError(
-                "Expected `semantic_threshold` to be a finite number, "
-                f"got {shown(semantic_threshold)}."
-            )
-        if semantic == KEYWORDS and not 0 < semantic_threshold <= 1:  # type: ignore[operator]
-            raise ValueError(
-                f"Keyword coverage lies in [0, 1]; expected a threshold in (0, 1], "
-                f"got {semantic_threshold}."
-            )
+        if semantic is None and threshold is not None:
+            # Most likely a `semantic=` forgotten: tier 6 would be off without a word.
+            raise ValueError("`semantic_threshold` is read only with a `semantic` scorer.")
         self.semantic = semantic
-        self.semantic_threshold = semantic_threshold
+        self.semantic_threshold: float | None = None
+        if threshold is not None:
+            if not is_finite_number(threshold):
+                raise ValueError(
+                    f"Expected `semantic_threshold` to be a finite number, got {shown(threshold)}."
+                )
+            if semantic == KEYWORDS and not 0 < threshold <= 1:
+                raise ValueError(
+                    f"Keyword coverage lies in [0, 1]; expected a threshold in (0, 1], "
+                    f"got {threshold}."
+                )
+            self.semantic_threshold = threshold
 
     # --- entry point ----------------------------------------------------------------
 
@@ -832,7 +829,7 @@ def _quote(text: str, limit: int = 80) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
-def is_finite_number(value: object) -> bool:
+def is_finite_number(value: object) -> TypeGuard[int | float]:
     """Whether ``value`` is an int or float (not a bool) that is finite as a float.
 
     Example:
@@ -847,8 +844,22 @@ def is_finite_number(value: object) -> bool:
         return False
 
 
+def _checked_abstentions(abstentions: object) -> tuple[str, ...]:
+    """The abstention phrases as a tuple, each a non-empty string, at least one."""
+    if isinstance(abstentions, str) or not isinstance(abstentions, Iterable):
+        raise ValueError(
+            f"Expected `abstentions` to be a list of non-empty strings, got {shown(abstentions)}."
+        )
+    phrases = tuple(abstentions)  # once: a generator would be used up by the check
+    if not all(isinstance(phrase, str) and phrase.strip() for phrase in phrases):
+        raise ValueError("Expected `abstentions` to be a list of non-empty strings.")
+    if not phrases:
+        raise ValueError("Expected at least one abstention phrase.")
+    return phrases
+
+
 def _check_tolerance(name: str, value: object) -> Decimal:
     number = python_value(value)  # numpy.float64(0.01) is a float whose repr is no number
-    if not is_finite_number(number) or number < 0:  # type: ignore[operator]
+    if not is_finite_number(number) or number < 0:
         raise ValueError(f"Expected `{name}` to be a finite number >= 0, got {shown(value)}.")
     return Decimal(repr(number))

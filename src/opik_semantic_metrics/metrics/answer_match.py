@@ -43,6 +43,7 @@ from opik_semantic_metrics.answers.tiers import (
     is_finite_number,
 )
 from opik_semantic_metrics.errors import InputError, ScorerError, shown
+from opik_semantic_metrics.inputs import check_flag
 from opik_semantic_metrics.metrics.bertscore import BERTScore
 from opik_semantic_metrics.metrics.failure import metric_failure
 from opik_semantic_metrics.models.registry import MINILM_HUB_ID
@@ -64,8 +65,8 @@ class AnswerMatch(base_metric.BaseMetric):
 
     Args:
         tolerance: Largest absolute difference between equal numbers (the seed's 0.01).
-        relative_tolerance: Largest difference relative to the larger number; with both,
-            the larger allowance wins.
+        relative_tolerance: Largest difference relative to the larger number, a fraction
+            below 1 (0.05 for 5%); with both, the larger allowance wins.
         ordered: ``True``: list order matters; ``False``: never; ``None``: when the
             question (``input``) asks for an order ("first", "rank", "top"...).
         semantic: Tier 6, for ``Str`` answers: ``None`` (off), ``"keywords"`` (every
@@ -115,7 +116,7 @@ class AnswerMatch(base_metric.BaseMetric):
         percent_as_fraction: bool = False,
         abstentions: Sequence[str] = DEFAULT_ABSTENTIONS,
     ) -> None:
-        super().__init__(name=name, track=track, project_name=project_name)
+        super().__init__(name=name, track=check_flag(track, "track"), project_name=project_name)
         scorer, self.semantic_name = _semantic_scorer(semantic)
         if semantic_threshold is None and isinstance(semantic, BERTScore):
             semantic_threshold = _bertscore_threshold(semantic)
@@ -213,6 +214,12 @@ def _semantic_scorer(
                 f"Expected `semantic` to be {KEYWORDS!r} as a string, got {semantic!r}."
             )
         return KEYWORDS, KEYWORDS
+    if isinstance(semantic, type):
+        # BERTScore.score unbound would fail every item, one at a time.
+        raise ValueError(
+            f"Expected `semantic` to be a metric or a function, got the class "
+            f"{semantic.__name__}: pass an instance, e.g. {semantic.__name__}()."
+        )
     score_method = getattr(semantic, "score", None)
     if callable(score_method):
         name = str(getattr(semantic, "name", type(semantic).__name__))

@@ -43,6 +43,7 @@ from opik_semantic_metrics.bertscore.engine import (
     TokenMatch,
 )
 from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.inputs import check_flag
 from opik_semantic_metrics.metrics.failure import metric_failure
 from opik_semantic_metrics.models.loading import dtype_name
 
@@ -107,7 +108,7 @@ class BERTScore(base_metric.BaseMetric):
         dtype: str | torch.dtype | None = None,
         idf_references: Sequence[str | Sequence[str]] | None = None,
     ) -> None:
-        super().__init__(name=name, track=track, project_name=project_name)
+        super().__init__(name=name, track=check_flag(track, "track"), project_name=project_name)
         self.engine = BERTScoreEngine(
             model,
             num_layers,

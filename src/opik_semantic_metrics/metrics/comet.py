@@ -41,6 +41,7 @@ from opik.exceptions import ScoreMethodMissingArguments
 from opik_semantic_metrics.comet.checkpoint import DEFAULT_MODEL
 from opik_semantic_metrics.comet.engine import FAITHFUL_TO_COMET, CometEngine, CometResult
 from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.inputs import check_flag
 from opik_semantic_metrics.metrics.corpus import system_score_function
 from opik_semantic_metrics.metrics.failure import metric_failure
 from opik_semantic_metrics.models.loading import dtype_name
@@ -102,7 +103,7 @@ class COMET(base_metric.BaseMetric):
         project_name: str | None = None,
         dtype: str | torch.dtype | None = None,
     ) -> None:
-        super().__init__(name=name, track=track, project_name=project_name)
+        super().__init__(name=name, track=check_flag(track, "track"), project_name=project_name)
         self.engine = CometEngine(model, device=device, dtype=dtype, batch_size=batch_size)
 
     def score(

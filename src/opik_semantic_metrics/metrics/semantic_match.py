@@ -36,7 +36,7 @@ import torch
 from opik.evaluation.metrics import base_metric, score_result
 
 from opik_semantic_metrics.errors import InputError
-from opik_semantic_metrics.inputs import as_list
+from opik_semantic_metrics.inputs import as_list, check_flag
 from opik_semantic_metrics.metrics.failure import metric_failure
 from opik_semantic_metrics.models.loading import dtype_name
 from opik_semantic_metrics.semantic.combine import DEFAULT_FLOOR, DEFAULT_SNAP, DEFAULT_WEIGHTS
@@ -124,7 +124,7 @@ class SemanticMatch(base_metric.BaseMetric):
         batch_size: int = 64,
         dtype: str | torch.dtype | None = None,
     ) -> None:
-        super().__init__(name=name, track=track, project_name=project_name)
+        super().__init__(name=name, track=check_flag(track, "track"), project_name=project_name)
         self.engine = SemanticMatchEngine(
             model,
             weights=weights,
