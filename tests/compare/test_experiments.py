@@ -197,6 +197,24 @@ def test_opiks_uuid7_item_ids_keep_the_order_they_were_made_in():
     assert sorted([made[1], "item_2", made[0]], key=item_order) == [made[0], made[1], "item_2"]
 
 
+def test_collect_scores_refuses_two_runs_joined_and_two_metrics_of_one_name():
+    # evaluate_on_dict_items names the items of every run temp_item_0, ...: two runs of
+    # one item were averaged as its trials, 0.8869 and 0.7364 giving 0.8116.
+    first, second = _results({"temp_item_0": 0.8869}), _results({"temp_item_0": 0.7364})
+    with pytest.raises(ValueError, match="'temp_item_0' has two 'm' scores in trial 0"):
+        collect_scores(first + second, "a", trials="mean")
+    # Two metrics left at one name in one run: their scores were averaged as one's.
+    [both] = _results({"item_0": 0.8869})
+    both.score_results.append(ScoreResult(name="m", value=0.8515))
+    # Two runs of other metrics on the same items join well: each score is there once.
+    other = _results({"temp_item_0": 0.5})
+    other[0].score_results[0].name = "bleu"
+    joined = collect_scores(first + other, "a", trials="mean")
+    assert joined.scores == {"m": {"temp_item_0": 0.8869}, "bleu": {"temp_item_0": 0.5}}
+    with pytest.raises(ValueError, match=r"'item_0' has two 'm' scores in trial 0 .* own `name`"):
+        collect_scores([both], "a")
+
+
 def test_collect_scores_averages_trials_when_asked():
     trials = _results({"item_2": 0.5, "item_10": None, "item_3": None}) + _results(
         {"item_2": 0.7, "item_10": 0.4, "item_3": None}, trial=1

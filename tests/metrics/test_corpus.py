@@ -206,3 +206,30 @@ def test_a_metric_of_several_scores_failed_on_every_item_has_no_system_score():
     assert compute_experiment_scores([system_score], run.test_results) == []
     with pytest.raises(ValueError, match="No score named 'chrf'"):
         collect_item_scores(run.test_results, "chrf")
+
+
+def test_a_failed_metrics_own_name_is_no_score_where_its_scores_are_there():
+    """Where bertscore failed on some items only, ``bertscore`` is no score name: it was
+    accepted, and every item was reported failed."""
+    run = opik.evaluate_on_dict_items(
+        items=[{"output": None, "reference": "a cat"}, {"output": "a dog", "reference": "a dog"}],
+        task=lambda item: {},
+        scoring_metrics=[BERTScore(model="all-MiniLM-L6-v2", device="cpu", track=False)],
+    )
+    with pytest.raises(ValueError, match=r"No score named 'bertscore'.*'bertscore_f1'"):
+        collect_item_scores(run.test_results, "bertscore")
+    collected = collect_item_scores(run.test_results, "bertscore_f1")
+    assert list(collected.scores) == ["temp_item_1"] and collected.failed == ("temp_item_0",)
+    # A score name that only begins like a metric that failed somewhere.
+    partly = _results([0.5, None])
+    with pytest.raises(ValueError, match="No score named 'comet_kiwi'"):
+        collect_item_scores(partly, "comet_kiwi")
+
+
+def test_system_score_settings_are_checked_when_the_function_is_made():
+    # Opik logs what the function raises at the end of a run: the experiment had no
+    # system score, and a warning said why.
+    with pytest.raises(ValueError, match=r"`confidence` between 0 and 1, got 1\.5"):
+        system_score_function("comet", confidence=1.5)
+    with pytest.raises(ValueError, match="`resamples` to be a positive integer, got 0"):
+        system_score_function("comet", resamples=0)

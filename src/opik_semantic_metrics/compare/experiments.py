@@ -180,7 +180,8 @@ def collect_scores(
 
     Raises:
         ValueError: An item lacks ``key_field``, two results share a key and ``trials``
-            is ``"reject"``, or ``trials`` is neither.
+            is ``"reject"``, a dataset item has two scores of one name in one trial
+            (two metrics of one name, or two runs joined), or ``trials`` is neither.
 
     Example:
         >>> from opik.evaluation.metrics import Equals
@@ -199,6 +200,8 @@ def collect_scores(
     successes: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     failures: dict[str, set[str]] = defaultdict(set)
     seen: set[str] = set()
+    # (dataset item id, trial, score name): each is one score, or two would be averaged.
+    scored: set[tuple[str, object, str]] = set()
     for test in test_results:
         key = _item_key(test, key_field)
         if key in seen and trials == "reject":
@@ -208,6 +211,15 @@ def collect_scores(
             )
         seen.add(key)
         for result in test.score_results:
+            score = (str(test.test_case.dataset_item_id), test.trial_id, result.name)
+            if score in scored:
+                raise ValueError(
+                    f"Item {score[0]!r} has two {result.name!r} scores in trial {score[1]} of "
+                    f"experiment {name!r}: two metrics of one name (give each its own "
+                    "`name`), or two runs' results joined (evaluate_on_dict_items names the "
+                    "items of every run temp_item_0, temp_item_1...)."
+                )
+            scored.add(score)
             # NaN, inf or None (a third-party metric's) is no score to average: failed too.
             if result.scoring_failed or not _is_finite_number(result.value):
                 failures[result.name].add(key)

@@ -34,7 +34,8 @@ from typing import TypeAlias
 import numpy as np
 from scipy import stats as scipy_stats
 
-from opik_semantic_metrics.inputs import check_positive_int
+from opik_semantic_metrics.errors import shown
+from opik_semantic_metrics.inputs import check_positive_int, is_real_number
 
 #: One system's per-item scores: a sequence of numbers or a one-dimensional array.
 Scores: TypeAlias = Sequence[float] | np.ndarray
@@ -215,6 +216,12 @@ def _resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarra
     return means
 
 
+def check_confidence(confidence: float) -> None:
+    """Refuse a coverage that is not a number strictly between 0 and 1."""
+    if not is_real_number(confidence) or not 0.0 < confidence < 1.0:
+        raise ValueError(f"Expected `confidence` between 0 and 1, got {shown(confidence)}.")
+
+
 def bootstrap_interval(
     scores: Scores,
     *,
@@ -229,8 +236,7 @@ def bootstrap_interval(
         >>> round(interval.mean, 2), interval.low <= interval.mean <= interval.high
         (0.5, True)
     """
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"Expected `confidence` between 0 and 1, got {confidence}.")
+    check_confidence(confidence)
     resamples = check_positive_int(resamples, "resamples")
     values = _as_array(scores, "scores")
     means = _resampled_means(values, resamples, seed)

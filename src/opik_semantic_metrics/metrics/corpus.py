@@ -22,7 +22,7 @@ both see the same items in the same order.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,8 +34,10 @@ from opik_semantic_metrics.compare.stats import (
     TIE_TOLERANCE,
     Comparison,
     bootstrap_interval,
+    check_confidence,
     compare_systems,
 )
+from opik_semantic_metrics.inputs import check_positive_int
 
 
 @dataclass(frozen=True)
@@ -127,17 +129,30 @@ def collect_item_scores(results: Any, metric_name: str | None = None) -> ItemSco
         if len(names) != 1:
             raise ValueError(f"Expected `metric_name`: the results hold scores {names}.")
         [metric_name] = names
-    elif metric_name not in names and not any(
-        # A metric of several scores (bertscore_f1, ...) fails under its own name
-        # (bertscore): where it failed on every item, only that name is there.
-        metric_name.startswith(f"{failed}_")
-        for failed in collected.failed
-    ):
+    elif not _names_a_score(metric_name, collected.scores, collected.failed):
         raise ValueError(f"No score named {metric_name!r} in the results: found {names}.")
     scores = dict(collected.scores.get(metric_name, {}))
     # Every item without a successful score, whether its score failed or is missing.
     failed = tuple(item for item in collected.items if item not in scores)
     return ItemScores(metric_name, scores, failed)
+
+
+def _names_a_score(
+    metric_name: str, scored: Mapping[str, object], failed: Mapping[str, object]
+) -> bool:
+    """Whether ``metric_name`` is a score in these results, or one of a metric that failed
+    on every item.
+
+    A metric of several scores (``bertscore_f1``, ...) fails under its own name
+    (``bertscore``): where it failed on every item, only that name is there, and
+    ``bertscore_f1`` is a score of it. Where it scored some items, ``bertscore`` is no
+    score: reading it would report every item as failed.
+    """
+    if metric_name in scored:
+        return True
+    if metric_name in failed:
+        return not any(name.startswith(f"{metric_name}_") for name in scored)
+    return any(metric_name.startswith(f"{name}_") and name not in scored for name in failed)
 
 
 def system_score_function(
@@ -154,6 +169,11 @@ def system_score_function(
         >>> system_score_function("comet").__name__
         'comet_system_score'
     """
+
+    # Checked now: Opik logs what this function raises at the end of the run as a
+    # warning, so a bad setting would cost the system score of a whole experiment.
+    check_confidence(confidence)
+    resamples = check_positive_int(resamples, "resamples")
 
     def system_score(test_results: list[Any]) -> list[score_result.ScoreResult]:
         collected = collect_item_scores(test_results, metric_name)
