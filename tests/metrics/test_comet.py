@@ -242,6 +242,27 @@ def test_score_batch_equals_score(metric):
         metric.score_batch(["a"], ["b"])
 
 
+def test_a_checkpoint_that_scores_nan_fails_the_item(tmp_path):
+    # A damaged checkpoint: NaN was logged as the item's score, and Opik's mean with it.
+    import shutil
+
+    import torch
+
+    shutil.copytree(FIXTURES / "regression-xlmr", tmp_path / "damaged")
+    # Its hparams name the encoder as ../encoders/xlmr.
+    shutil.copytree(FIXTURES / "encoders" / "xlmr", tmp_path / "encoders" / "xlmr")
+    path = tmp_path / "damaged" / "checkpoints" / "model.ckpt"
+    checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    checkpoint["state_dict"]["estimator.ff.6.bias"].fill_(math.nan)
+    torch.save(checkpoint, path)
+    damaged = COMET(str(tmp_path / "damaged"), device="cpu", track=False)
+    message = "COMET: the model gave the item the score nan"
+    with pytest.raises(MetricComputationError, match=message):
+        damaged.score(input="The cat.", output="Die Katze.", reference="Die Katze.")
+    with pytest.raises(MetricComputationError, match="gave item 0 the score nan"):
+        damaged.score_batch(["A.", "B."], ["A.", "B."], ["A.", "B."])
+
+
 def test_bad_constructor_arguments_are_value_errors():
     for batch_size in (0, 1.5, True):
         with pytest.raises(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import math
 
 import opik
 import pytest
@@ -12,6 +13,7 @@ from opik.exceptions import MetricComputationError
 from opik_semantic_metrics import SemanticMatch
 from opik_semantic_metrics.models.packed_linear import cpu_has_native_bf16
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
+from tiny_models import build_tiny_bert
 
 
 @pytest.fixture(scope="module")
@@ -166,6 +168,24 @@ def test_bad_constructor_arguments_raise_value_error():
         SemanticMatch(batch_size=2.5, track=False)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="`track` to be True or False, got 'False'"):
         SemanticMatch(track="False")  # type: ignore[arg-type]
+
+
+def test_a_model_that_gives_nan_fails_the_item(tmp_path):
+    # A damaged model: its NaN raw score fell below the floor and was logged as a 0.0.
+    from safetensors.torch import load_file, save_file
+
+    directory = build_tiny_bert(tmp_path / "damaged")
+    weights = load_file(directory / "model.safetensors")
+    weights["encoder.layer.1.output.LayerNorm.bias"].fill_(math.nan)
+    save_file(weights, directory / "model.safetensors", metadata={"format": "pt"})
+    damaged = SemanticMatch(str(directory), device="cpu", track=False)
+    message = "SemanticMatch: the model gave the item the score nan, which is no number"
+    with pytest.raises(MetricComputationError, match=message):
+        damaged.score(output="a cat sat", reference="the dog ran")
+    with pytest.raises(MetricComputationError, match="gave item 0 the score nan"):
+        damaged.score_batch(["a cat sat", "a dog"], ["the dog ran", "a cat"])
+    # An empty output has no raw score: its defined 0.0 stands.
+    assert damaged.score(output="", reference="the dog ran").value == 0.0
 
 
 def test_weights_near_the_float_limit_are_relative_like_any_others():

@@ -43,7 +43,7 @@ from opik_semantic_metrics.comet.engine import FAITHFUL_TO_COMET, CometEngine, C
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import check_flag
 from opik_semantic_metrics.metrics.corpus import system_score_function
-from opik_semantic_metrics.metrics.failure import metric_failure
+from opik_semantic_metrics.metrics.failure import check_model_scores, metric_failure
 from opik_semantic_metrics.models.loading import dtype_name
 
 
@@ -127,8 +127,8 @@ class COMET(base_metric.BaseMetric):
             (word-level models such as XCOMET) the error spans in ``metadata``.
 
         Raises:
-            MetricComputationError: A non-string text, or a ``None`` reference for a model
-                that needs one.
+            MetricComputationError: A non-string text, a ``None`` reference for a model
+                that needs one, or a score that is NaN (a damaged checkpoint, an overflow).
             ScoreMethodMissingArguments: No ``reference`` at all for a model that needs one.
         """
         if reference is _NO_REFERENCE_FIELD:
@@ -141,6 +141,7 @@ class COMET(base_metric.BaseMetric):
             result = self.engine.score_one(input, output, reference)
         except InputError as error:
             raise metric_failure(f"{type(self).__name__}: {error}") from error
+        check_model_scores(type(self).__name__, [result.score])
         return self._score_result(result)
 
     def score_batch(
@@ -159,6 +160,7 @@ class COMET(base_metric.BaseMetric):
             results = self.engine.score(inputs, outputs, references)
         except InputError as error:
             raise metric_failure(f"{type(self).__name__}: {error}") from error
+        check_model_scores(type(self).__name__, [result.score for result in results])
         return [self._score_result(result) for result in results]
 
     def experiment_scoring_functions(

@@ -37,7 +37,7 @@ from opik.evaluation.metrics import base_metric, score_result
 
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import as_list, check_flag
-from opik_semantic_metrics.metrics.failure import metric_failure
+from opik_semantic_metrics.metrics.failure import check_model_scores, metric_failure
 from opik_semantic_metrics.models.loading import dtype_name
 from opik_semantic_metrics.semantic.combine import DEFAULT_FLOOR, DEFAULT_SNAP, DEFAULT_WEIGHTS
 from opik_semantic_metrics.semantic.engine import (
@@ -218,13 +218,15 @@ class SemanticMatch(base_metric.BaseMetric):
             combined score and the settings, ``reason`` a readable summary.
 
         Raises:
-            MetricComputationError: ``output`` is not a string, or ``reference`` is not a
-                string or a non-empty list of strings.
+            MetricComputationError: ``output`` is not a string, ``reference`` is not a
+                string or a non-empty list of strings, or the model's vectors give a
+                score that is NaN (a damaged checkpoint, an overflow).
         """
         try:
             result = self.engine.score_one(output, reference)
         except InputError as error:
             raise metric_failure(f"{type(self).__name__}: {error}") from error
+        check_model_scores(type(self).__name__, [_checked_score(result)])
         return self._score_result(result)
 
     def score_batch(
@@ -240,6 +242,7 @@ class SemanticMatch(base_metric.BaseMetric):
             results = self.engine.score(outputs, references)
         except InputError as error:
             raise metric_failure(f"{type(self).__name__}: {error}") from error
+        check_model_scores(type(self).__name__, [_checked_score(result) for result in results])
         return [self._score_result(result) for result in results]
 
     def _score_result(self, result: SemanticMatchResult) -> score_result.ScoreResult:
@@ -310,3 +313,9 @@ class SemanticMatch(base_metric.BaseMetric):
             ]
             parts.append(f"{' and '.join(sides)} cut to {self.engine.max_length} tokens")
         return "; ".join(parts) + "."
+
+
+def _checked_score(result: SemanticMatchResult) -> float:
+    """The score a NaN from the model shows in: the raw score, because the floor turns
+    a NaN raw score into a final 0.0 (no raw score where a text was empty)."""
+    return result.score if result.raw_score is None else result.raw_score
