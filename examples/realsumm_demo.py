@@ -338,8 +338,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Checked now, not after minutes of scoring.
     for option, folder in (("--output", args.output), ("--comet-offline", args.comet_offline)):
-        if folder is not None and Path(folder).exists() and not Path(folder).is_dir():
+        if folder is None:
+            continue
+        if Path(folder).exists() and not Path(folder).is_dir():
             parser.error(f"{option} {folder} is a file; name a folder")
+        try:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            parser.error(f"{option} {folder} cannot be made: {error.strerror or error}")
     if args.comet_offline and importlib.util.find_spec("comet_ml") is None:
         parser.error("--comet-offline needs comet_ml: pip install -e '.[comet]'")
     started = time.perf_counter()

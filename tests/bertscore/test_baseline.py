@@ -125,6 +125,12 @@ def test_a_bad_baseline_file_is_named_in_the_error(tmp_path, content, message):
     assert str(path) in str(error.value)
 
 
+def test_a_folder_given_as_the_baseline_file_is_said_to_be_one(tmp_path):
+    # It was "not found", though it was there.
+    with pytest.raises(FileNotFoundError, match=f"{re.escape(str(tmp_path))} is a folder"):
+        read_baseline(tmp_path, 0)
+
+
 @pytest.mark.parametrize("row", ["6,0.5,0.5,1.0", "6,nan,0.5,0.5", "6,0.5,inf,0.5"])
 def test_a_baseline_of_one_or_no_finite_number_is_refused(tmp_path, row):
     # F = 1 rescaled every F1 to -inf, unflagged; P = NaN or inf made every P 0,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,22 @@ def _score_files(tmp_path: Path, scores_a: list[float], scores_b: list[float]) -
         write_lines(tmp_path / "a.txt", [str(score) for score in scores_a]),
         write_lines(tmp_path / "b.txt", [str(score) for score in scores_b]),
     )
+
+
+def test_the_verdict_writes_the_p_value_as_the_table_does(capsys, tmp_path):
+    # A small p: the table said 1.1e-07 and the sentence 1.075e-07.
+    scores_a = [0.5 + 0.01 * (i % 7) for i in range(40)]
+    scores_b = [a - 0.05 + 0.002 * (i % 3) for i, a in enumerate(scores_a)]
+    a, b = _score_files(tmp_path, scores_a, scores_b)
+    assert main(["compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    p_value = compare_systems(scores_a, scores_b).t_test.p_value
+    assert p_value < 1e-4
+    [table_row] = [
+        line for line in out.splitlines() if line.startswith("score") and f"{a}  {b}" in line
+    ]
+    [shown] = re.findall(r"paired t-test p = (\S+),", out)
+    assert shown == f"{p_value:.1e}" and shown in table_row.split()
 
 
 def test_a_system_against_its_rerun_within_batching_noise_is_a_tie(capsys, tmp_path):

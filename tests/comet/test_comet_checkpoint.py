@@ -77,6 +77,14 @@ def test_a_safetensors_checkpoint_scores_as_the_pickled_one(tmp_path):
     assert [r.score for r in results] == pytest.approx(expected, abs=1e-5)
 
 
+def test_a_file_that_is_no_checkpoint_is_said_to_be_read_as_one(tmp_path):
+    # It named only <file's grandparent>/hparams.yaml, a folder the user never gave.
+    stray = tmp_path / "hypotheses.txt"
+    stray.write_text("Die Katze.\n")
+    with pytest.raises(ModelUnavailableError, match="a file is read as the checkpoint"):
+        read_checkpoint(str(stray))
+
+
 def test_a_model_ckpt_path_reads_like_its_directory():
     by_path = read_checkpoint(str(FIXTURES / "xcomet" / "checkpoints" / "model.ckpt"))
     by_directory = read_checkpoint(str(FIXTURES / "xcomet"))

@@ -245,6 +245,16 @@ def test_an_output_that_is_a_file_is_refused_before_scoring(tmp_path, capsys):
     assert f"--output {taken} is a file; name a folder" in capsys.readouterr().err
 
 
+def test_an_output_folder_that_cannot_be_made_is_refused_before_scoring(tmp_path, capsys):
+    # Under a file: it ended, after all the scoring, in a NotADirectoryError traceback.
+    under_a_file = tmp_path / "taken" / "report"
+    under_a_file.parent.write_text("not a folder")
+    with pytest.raises(SystemExit) as exit_info:
+        demo.main(["--limit", "2", "--output", str(under_a_file)])
+    assert exit_info.value.code == 2
+    assert f"--output {under_a_file} cannot be made: Not a directory" in capsys.readouterr().err
+
+
 def test_report_embeds_both_plots(run):
     _, output = run
     page = (output / "report.html").read_text(encoding="utf-8")

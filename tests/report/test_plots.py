@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 
 import numpy as np
 import pytest
@@ -47,6 +48,12 @@ def test_score_distributions_rejects_empty_input():
         score_distributions({})
     with pytest.raises(ValueError, match="scores for every system"):
         score_distributions({"f1": {"a": [0.5], "b": []}})
+
+
+def test_score_distributions_rejects_scores_that_are_no_number():
+    # A failed item's NaN drew a violin without its box and mean, and no error.
+    with pytest.raises(ValueError, match="'a' has NaN or infinite 'f1' scores"):
+        score_distributions({"f1": {"a": [0.5, math.nan, 0.7], "b": [0.1, 0.2, 0.3]}})
 
 
 def test_heatmap_shows_the_matrix_and_frames_each_rows_best_match():

@@ -33,12 +33,14 @@ def test_a_column_of_percentages_is_numeric():
     assert table.to_markdown().splitlines()[1] == "| --- | ---: |"
 
 
-def test_markdown_escapes_pipes_and_right_aligns_numbers():
+def test_markdown_escapes_pipes_and_html_and_right_aligns_numbers():
+    # Viewers that render HTML inside markdown (VS Code, Jupyter, MkDocs) ran a cell
+    # such as <script>: it is text now, as in the HTML report.
     assert TABLE.to_markdown().splitlines() == [
         "| system | mean | note |",
         "| --- | ---: | --- |",
         "| bart | 0.7158 | a\\|b |",
-        "| t5 | 0.6883 | <ok> |",
+        "| t5 | 0.6883 | &lt;ok&gt; |",
     ]
 
 

@@ -81,6 +81,8 @@ def read_baseline(path: str | Path, layer: int) -> Baseline:
             above 1, it reverses the order of scores, as bert_score's does).
     """
     path = Path(path)
+    if path.is_dir():
+        raise FileNotFoundError(f"Baseline file not found: {path} is a folder")
     if not path.is_file():
         raise FileNotFoundError(f"Baseline file not found: {path}")
     try:

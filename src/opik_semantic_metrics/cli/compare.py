@@ -20,7 +20,11 @@ from opik_semantic_metrics.bertscore.engine import COMPARED_SETTINGS, settings_o
 from opik_semantic_metrics.cli.common import CliError, json_text, read_lines
 from opik_semantic_metrics.compare.experiments import MetricSummary
 from opik_semantic_metrics.compare.stats import TIE_TOLERANCE, bootstrap_interval, compare_systems
-from opik_semantic_metrics.report.tables import summaries_pairwise_table, summary_table
+from opik_semantic_metrics.report.tables import (
+    format_p_value,
+    summaries_pairwise_table,
+    summary_table,
+)
 
 #: Score keys tried, in order, when --score is not given.
 DEFAULT_SCORE_KEYS = ("f1", "score")
@@ -210,6 +214,6 @@ def run(args: argparse.Namespace) -> int:
         loser = name_b if comparison.winner == name_a else name_a
         print(
             f"\n{comparison.winner} scores {verdict} higher than {loser} on {metric} "
-            f"(paired t-test p = {comparison.t_test.p_value:.4g}, alpha {args.alpha})."
+            f"(paired t-test p = {format_p_value(comparison.t_test.p_value)}, alpha {args.alpha})."
         )
     return 0

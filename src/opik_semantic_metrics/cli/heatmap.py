@@ -13,6 +13,7 @@ from opik_semantic_metrics.cli.common import (
     bertscore_engine,
     read_aligned,
 )
+from opik_semantic_metrics.output_files import replace_file
 
 #: Beyond print resolution.
 MAX_DPI = 2400
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     except MemoryError as error:
         raise CliError(f"not enough memory to draw the PNG at --dpi {args.dpi}") from error
     try:
-        output.write_bytes(png)
+        replace_file(output, png)  # a failed write leaves the old image whole
     except OSError as error:
         raise CliError(f"cannot write {output}: {error.strerror or error}") from error
     cut = [

@@ -359,6 +359,13 @@ def read_checkpoint(model: str = DEFAULT_MODEL) -> CometCheckpoint:
     directory, revision = locate_model(model)
     hparams_path = directory / _HPARAMS_FILE
     if not hparams_path.is_file():
+        if Path(model).expanduser().is_file():
+            # A file is read as <model>/checkpoints/model.ckpt: say where that led.
+            raise ModelUnavailableError(
+                f"{model!r} is not a COMET model: a file is read as the checkpoint "
+                f"<model>/checkpoints/model.ckpt of a model folder, and {hparams_path} "
+                "is missing; name the model folder."
+            )
         raise ModelUnavailableError(f"{model!r} is not a COMET model: {hparams_path} is missing.")
     try:
         yaml_hparams = yaml.load(hparams_path.read_text(encoding="utf-8"), _HparamsLoader) or {}

@@ -10,6 +10,7 @@ import base64
 import html
 from pathlib import Path
 
+from opik_semantic_metrics.output_files import replace_file
 from opik_semantic_metrics.report.tables import Table
 
 _STYLE = """
@@ -91,9 +92,8 @@ class HtmlReport:
         A character UTF-8 cannot hold (an unpaired surrogate, as in the text of an item
         that failed to score for that reason) is written as its escape, ``\\ud800``.
         """
-        # Encoded before the file is opened: a failure must not leave an emptied report.
         page = self.render().encode("utf-8", errors="backslashreplace")
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(page)
-        return path
+        # A write that fails halfway leaves the report that was there whole.
+        return replace_file(path, page)

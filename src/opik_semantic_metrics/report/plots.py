@@ -54,7 +54,8 @@ def score_distributions(
         The figure.
 
     Raises:
-        ValueError: No metric, no system, or a system without scores.
+        ValueError: No metric, no system, a system without scores, or a score that is
+            NaN or infinite.
 
     Example:
         >>> figure = score_distributions({"f1": {"a": [0.8, 0.9], "b": [0.5, 0.7]}})
@@ -74,6 +75,13 @@ def score_distributions(
         data = [np.asarray(by_system[name], dtype=np.float64) for name in names]
         if any(values.size == 0 for values in data):
             raise ValueError(f"Expected scores for every system of {metric!r}.")
+        for name, values in zip(names, data, strict=True):
+            # A failed item's NaN drew a violin without its box or mean, and no error.
+            if not np.isfinite(values).all():
+                raise ValueError(
+                    f"Expected finite scores: {name!r} has NaN or infinite {metric!r} scores "
+                    "(leave failed items out)."
+                )
         positions = np.arange(1, len(names) + 1)
         violins = axes.violinplot(data, positions, showextrema=False, widths=0.8)
         for body, name in zip(violins["bodies"], names, strict=True):

@@ -70,12 +70,14 @@ class Table:
         return "\n".join([line(headers), rule, *(line(row) for row in rows)])
 
     def to_markdown(self) -> str:
-        """A GitHub-flavoured markdown table."""
+        """A GitHub-flavoured markdown table; cells are escaped, so that a system named
+        ``<script>`` shows as text where a viewer renders the HTML inside markdown."""
         headers, rows = self._one_line()
         aligns = ["---:" if self._numeric(i) else "---" for i in range(len(headers))]
 
         def line(cells: Sequence[str]) -> str:
-            return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+            escaped = (html.escape(cell, quote=False).replace("|", "\\|") for cell in cells)
+            return "| " + " | ".join(escaped) + " |"
 
         return "\n".join([line(headers), line(aligns), *(line(row) for row in rows)])
 
@@ -113,7 +115,13 @@ def _number(value: float, digits: int = 4) -> str:
     return "nan" if math.isnan(value) else f"{value:.{digits}f}"
 
 
-def _p_value(value: float) -> str:
+def format_p_value(value: float) -> str:
+    """A p-value as every table and sentence shows it: 4 decimals, or 2 digits below 1e-4.
+
+    Example:
+        >>> format_p_value(0.04213), format_p_value(1.075e-07)
+        ('0.0421', '1.1e-07')
+    """
     if math.isnan(value):
         return "nan"
     return f"{value:.1e}" if 0 < value < 1e-4 else f"{value:.4f}"
@@ -194,8 +202,8 @@ def pairwise_table(comparisons: Sequence[tuple[str, Comparison]]) -> Table:
             _number(c.mean_a),
             _number(c.mean_b),
             _number(c.difference),
-            _p_value(c.t_test.p_value),
-            _p_value(c.bootstrap.p_value),
+            format_p_value(c.t_test.p_value),
+            format_p_value(c.bootstrap.p_value),
             c.winner or "tie",
             "yes" if c.significant else "no",
         )

@@ -86,6 +86,7 @@ from opik_semantic_metrics.models.long_texts import (
     leading_part,
     transformers_tokenizer_reads_leading_parts,
 )
+from opik_semantic_metrics.output_files import replace_file
 from opik_semantic_metrics.semantic.cleaning import CleanedPrefixes, clean_text, word_forms
 from opik_semantic_metrics.semantic.combine import (
     DEFAULT_FLOOR,
@@ -606,7 +607,8 @@ class SemanticMatchEngine:
             "paragraph_baseline": state.paragraph_baseline,
             "baseline_source": state.baseline_source,
         }
-        Path(path).write_text(json.dumps(document), encoding="utf-8")
+        # A write that fails halfway leaves the state that was there whole.
+        replace_file(path, json.dumps(document).encode("utf-8"))
 
     def load(self, path: str | Path) -> FittedState:
         """Read a state written by :meth:`save` (a fixed baseline of this engine wins).
