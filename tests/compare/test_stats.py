@@ -140,6 +140,9 @@ def test_bad_input_is_a_clear_error(a, b, message):
     [
         ({"alpha": 2.0}, "`alpha` between 0 and 1"),
         ({"alpha": 0.0}, "`alpha` between 0 and 1"),
+        # Not numbers: a TypeError from the comparison before, not a named error.
+        ({"alpha": "0.05"}, "`alpha` between 0 and 1, got '0.05'"),
+        ({"alpha": None}, "`alpha` between 0 and 1, got None"),
         ({"resamples": 0}, "`resamples` to be a positive integer"),
         ({"resamples": -5}, "`resamples` to be a positive integer"),
         ({"tie_tolerance": -1e-6}, "`tie_tolerance` to be a finite number >= 0"),

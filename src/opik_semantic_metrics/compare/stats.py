@@ -216,10 +216,11 @@ def _resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarra
     return means
 
 
-def check_confidence(confidence: float) -> None:
-    """Refuse a coverage that is not a number strictly between 0 and 1."""
-    if not is_real_number(confidence) or not 0.0 < confidence < 1.0:
-        raise ValueError(f"Expected `confidence` between 0 and 1, got {shown(confidence)}.")
+def check_between_0_and_1(value: float, name: str) -> None:
+    """Refuse a coverage or significance level that is not a number strictly between 0
+    and 1; ``name`` is the argument's name."""
+    if not is_real_number(value) or not 0.0 < value < 1.0:
+        raise ValueError(f"Expected `{name}` between 0 and 1, got {shown(value)}.")
 
 
 def bootstrap_interval(
@@ -236,7 +237,7 @@ def bootstrap_interval(
         >>> round(interval.mean, 2), interval.low <= interval.mean <= interval.high
         (0.5, True)
     """
-    check_confidence(confidence)
+    check_between_0_and_1(confidence, "confidence")
     resamples = check_positive_int(resamples, "resamples")
     values = _as_array(scores, "scores")
     means = _resampled_means(values, resamples, seed)
@@ -338,8 +339,7 @@ def compare_systems(
         >>> comparison.winner, comparison.significant
         ('bart', True)
     """
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"Expected `alpha` between 0 and 1, got {alpha}.")
+    check_between_0_and_1(alpha, "alpha")
     a, b = _paired_arrays(scores_a, scores_b)
     t_test = paired_t_test(a, b, tie_tolerance=tie_tolerance)
     bootstrap = paired_bootstrap(a, b, resamples=resamples, seed=seed, tie_tolerance=tie_tolerance)

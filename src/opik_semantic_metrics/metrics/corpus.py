@@ -34,7 +34,7 @@ from opik_semantic_metrics.compare.stats import (
     TIE_TOLERANCE,
     Comparison,
     bootstrap_interval,
-    check_confidence,
+    check_between_0_and_1,
     compare_systems,
 )
 from opik_semantic_metrics.inputs import check_positive_int
@@ -172,7 +172,7 @@ def system_score_function(
 
     # Checked now: Opik logs what this function raises at the end of the run as a
     # warning, so a bad setting would cost the system score of a whole experiment.
-    check_confidence(confidence)
+    check_between_0_and_1(confidence, "confidence")
     resamples = check_positive_int(resamples, "resamples")
 
     def system_score(test_results: list[Any]) -> list[score_result.ScoreResult]:
