@@ -31,6 +31,35 @@ def test_the_cpu_allocators_failure_counts_as_out_of_memory():
     assert not is_out_of_memory(RuntimeError("mat1 and mat2 shapes cannot be multiplied"))
 
 
+#: A GPU's out-of-memory error as it reaches Python from inside TorchScript (the compiled
+#: layer loop), abridged from what an H100 raised in ``tests/test_cuda.py``: a plain
+#: RuntimeError, not ``torch.OutOfMemoryError``, and no CPU allocator's words in it.
+TORCHSCRIPT_CUDA_FAILURE = (
+    "The following operation failed in the TorchScript interpreter.\n"
+    "Traceback of TorchScript (most recent call last):\n"
+    '  File "unpadded.py", line 304, in _run_layers\n'
+    "RuntimeError: CUDA out of memory. Tried to allocate 100.00 MiB. GPU 0 has a total "
+    "capacity of 79.18 GiB of which 77.96 GiB is free. 493.88 MiB allowed"
+)
+
+
+def test_a_gpu_failure_inside_torchscript_counts_and_halves_the_batch():
+    assert is_out_of_memory(RuntimeError(TORCHSCRIPT_CUDA_FAILURE))
+    assert is_out_of_memory(RuntimeError("CUDA error: out of memory"))
+    calls: list[int] = []
+
+    def forward(batch: list[int]) -> list[int]:
+        calls.append(len(batch))
+        if len(batch) > 2:
+            raise RuntimeError(TORCHSCRIPT_CUDA_FAILURE)
+        return [item * 10 for item in batch]
+
+    batch_size = HalvingBatchSize(4)
+    assert batch_size.run(forward, [1, 2, 3, 4]) == [10, 20, 30, 40]
+    assert calls == [4, 2, 2]
+    assert batch_size.size == 2
+
+
 def test_a_batch_that_runs_out_of_memory_is_halved_and_the_size_kept():
     calls: list[int] = []
     batch_size = HalvingBatchSize(8)

@@ -8,10 +8,13 @@ so that only the first batch pays the retry. A single text that does not fit sti
 (nothing smaller can be tried) and leaves the size as it was: one over-long text must not
 cut every later batch to one text.
 
-Both of PyTorch's out-of-memory failures count: ``torch.OutOfMemoryError`` (CUDA and the
-other accelerators) and the ``RuntimeError`` of the CPU allocator when it cannot have a
+Every out-of-memory failure PyTorch raises counts: ``torch.OutOfMemoryError`` (CUDA and
+the other accelerators), the ``RuntimeError`` of the CPU allocator when it cannot have a
 block (``DefaultCPUAllocator: can't allocate memory``), which a batch of long texts can
-hit in attention, whose memory grows with the square of the length.
+hit in attention, whose memory grows with the square of the length, and a GPU's
+out-of-memory error raised inside TorchScript (the compiled layer loop of
+``models/unpadded.py``), which reaches Python as a plain ``RuntimeError`` holding the
+message (``... failed in the TorchScript interpreter ... CUDA out of memory``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ ResultT = TypeVar("ResultT")
 
 #: What PyTorch's CPU allocator says when it cannot have a block (c10/core/impl/alloc_cpu.cpp).
 CPU_ALLOCATOR_FAILURE = "can't allocate memory"
+#: What an accelerator's allocator or runtime says ("CUDA out of memory. Tried to allocate",
+#: "CUDA error: out of memory", "XPU out of memory", "MPS backend out of memory").
+DEVICE_ALLOCATOR_FAILURE = "out of memory"
 
 
 def is_out_of_memory(error: BaseException) -> bool:
@@ -39,12 +45,18 @@ def is_out_of_memory(error: BaseException) -> bool:
     Example:
         >>> is_out_of_memory(torch.OutOfMemoryError("CUDA out of memory."))
         True
+        >>> is_out_of_memory(RuntimeError("The following operation failed in the TorchScript "
+        ...     "interpreter. ... RuntimeError: CUDA out of memory. Tried to allocate 100.00 MiB."))
+        True
         >>> is_out_of_memory(RuntimeError("shape mismatch"))
         False
     """
     if isinstance(error, torch.OutOfMemoryError):
         return True
-    return isinstance(error, RuntimeError) and CPU_ALLOCATOR_FAILURE in str(error)
+    if not isinstance(error, RuntimeError):
+        return False
+    message = str(error)
+    return CPU_ALLOCATOR_FAILURE in message or DEVICE_ALLOCATOR_FAILURE in message
 
 
 class HalvingBatchSize:
