@@ -17,6 +17,7 @@ from opik_semantic_metrics import BERTScore
 from opik_semantic_metrics.batching import cpu_parallel
 from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.batching.lengths import length_batches
+from opik_semantic_metrics.bertscore import engine as engine_module
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.models.loading import LoadedEncoder
 from opik_semantic_metrics.models.packed_linear import cpu_has_native_bf16
@@ -168,6 +169,37 @@ def test_out_of_memory_halves_the_batch_and_keeps_the_scores(pairs, monkeypatch)
     failures.clear()
     again = _table(engine.score(candidates[30:], references[30:]))
     assert not failures and len(again) == len(candidates) - 30
+
+
+def test_out_of_memory_in_the_greedy_match_halves_its_batch(pairs, monkeypatch):
+    # Seen on a GPU: with the forward batches halved to fit, the similarity matrices of a
+    # batch of long pairs still ran out of memory, and the whole list failed.
+    candidates, references = pairs
+    expected = _table(
+        BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache()).score(
+            candidates[:30], references[:30]
+        )
+    )
+    real_match = engine_module.greedy_match
+    failures = []
+
+    def match_with_little_memory(candidate_embeddings, *rest):
+        if candidate_embeddings.shape[0] > 8:
+            failures.append(candidate_embeddings.shape[0])
+            torch.empty(10**14, dtype=torch.uint8)  # more than any machine: the CPU allocator fails
+        return real_match(candidate_embeddings, *rest)
+
+    monkeypatch.setattr(engine_module, "greedy_match", match_with_little_memory)
+    engine = BERTScoreEngine(
+        "all-MiniLM-L6-v2", device="cpu", batch_size=32, cache=EmbeddingCache()
+    )
+    got = _table(engine.score(candidates[:30], references[:30]))
+    assert failures[0] == 30 and engine._match_batch_size.size <= 8
+    assert engine._forward_batch_size.size == 32  # the forward passes fitted
+    assert (got - expected).abs().max().item() <= TOLERANCE
+    failures.clear()
+    engine.score(candidates[30:60], references[30:60])
+    assert not failures
 
 
 def test_every_metric_instance_shares_one_model_copy():

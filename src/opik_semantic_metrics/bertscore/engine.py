@@ -163,6 +163,11 @@ class _TextEmbedding:
     weights: torch.Tensor
 
 
+#: One pair's greedy match: its (P, R, F1), whether P and R have opposite signs, and each
+#: candidate token's best similarity and the reference token it matched.
+_PairMatch = tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor]]
+
+
 def _best_reference(
     group_scores: torch.Tensor, group: Sequence[str], embedded: dict[str, _TextEmbedding]
 ) -> int:
@@ -277,6 +282,7 @@ class BERTScoreEngine:
         self.custom_baseline = baseline_path is not None
         self.batch_size = batch_size
         self._forward_batch_size = HalvingBatchSize(batch_size)
+        self._match_batch_size = HalvingBatchSize(batch_size)
         self.cache = cache if cache is not None else shared_cache()
         # On a CPU, batcher workers that share the cores, so that micro-batches compute
         # side by side (batching/cpu_parallel.py); as many as keep each batch at
@@ -631,22 +637,29 @@ class BERTScoreEngine:
                 len(embedded[pairs[i][1]].encoded.ids),
             ),
         )
-        scores = torch.empty(len(pairs), 3)
-        opposite_signs = torch.empty(len(pairs), dtype=torch.bool)
-        matches: list[tuple[torch.Tensor, torch.Tensor]] = [None] * len(pairs)  # type: ignore[list-item]
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start : start + self.batch_size]
+
+        def match_batch(batch: list[int]) -> list[_PairMatch]:
             result = _greedy_batch(
                 [embedded[pairs[i][0]] for i in batch], [embedded[pairs[i][1]] for i in batch]
             )
-            scores[batch] = torch.stack((result.precision, result.recall, result.f1), dim=1).cpu()
-            opposite_signs[batch] = result.opposite_signs.cpu()
-            for row, index in enumerate(batch):
-                length = len(embedded[pairs[index][0]].encoded.ids)
-                matches[index] = (
-                    result.candidate_best[row, :length].cpu(),
-                    result.candidate_best_index[row, :length].cpu(),
-                )
+            prf = torch.stack((result.precision, result.recall, result.f1), dim=1).cpu()
+            opposite = result.opposite_signs.cpu()
+            best, best_index = result.candidate_best.cpu(), result.candidate_best_index.cpu()
+            lengths = [len(embedded[pairs[i][0]].encoded.ids) for i in batch]
+            return [
+                (prf[row], opposite[row], (best[row, :length], best_index[row, :length]))
+                for row, length in enumerate(lengths)
+            ]
+
+        scores = torch.empty(len(pairs), 3)
+        opposite_signs = torch.empty(len(pairs), dtype=torch.bool)
+        matches: list[tuple[torch.Tensor, torch.Tensor]] = [None] * len(pairs)  # type: ignore[list-item]
+        # Out of memory halves the batch here too (batching/memory.py): a batch of long
+        # pairs' similarity matrices can fail where their forward passes fitted.
+        for index, (prf, opposite, match) in zip(
+            order, self._match_batch_size.run(match_batch, order), strict=True
+        ):
+            scores[index], opposite_signs[index], matches[index] = prf, opposite, match
         return scores, opposite_signs, matches
 
     def _explain(
