@@ -1,0 +1,185 @@
+"""The engines on a CUDA GPU: the same scores as the references and the CPU, batching
+independence, device auto-selection, the fast mode, and a real out-of-memory.
+
+Every test here needs a CUDA GPU and is skipped without one (CI has none): run them on a
+GPU machine with ``python -m pytest tests/test_cuda.py``. float32 products on a GPU sum
+in another order than on a CPU, so scores across devices are compared within the oracle
+tolerance (1e-5); on one device, batching must change nothing beyond 1e-6, as on the CPU
+(``tests/bertscore/test_batching.py``). TF32 is left at PyTorch's default (off): with it
+on, float32 products round to 10 bits of mantissa and no score here would hold.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import torch
+
+from bert_score_oracle import minilm_prf
+from opik_semantic_metrics.batching.cache import EmbeddingCache
+from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+from opik_semantic_metrics.comet.engine import CometEngine
+from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
+
+pytestmark = pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no CUDA GPU: these tests run only on a GPU machine"
+)
+
+ACROSS_DEVICES = 1e-5
+ON_ONE_DEVICE = 1e-6
+COMET_FIXTURES = Path(__file__).parent / "fixtures" / "comet"
+
+
+def _table(results) -> torch.Tensor:
+    return torch.tensor([[r.precision, r.recall, r.f1] for r in results], dtype=torch.float64)
+
+
+@pytest.fixture(scope="module")
+def pairs(stsb_pairs) -> tuple[list[str], list[str]]:
+    return [first for first, _, _ in stsb_pairs[:120]], [
+        second for _, second, _ in stsb_pairs[:120]
+    ]
+
+
+@pytest.fixture(scope="module")
+def cuda_engine() -> BERTScoreEngine:
+    return BERTScoreEngine("all-MiniLM-L6-v2", device="cuda", cache=EmbeddingCache())
+
+
+def test_no_device_named_picks_the_gpu():
+    engine = BERTScoreEngine("all-MiniLM-L6-v2", cache=EmbeddingCache())
+    assert engine.encoder.device.type == "cuda"
+    [result] = engine.score(["A cat sits on the mat."], ["A cat sat on the mat."])
+    assert result.f1 > 0.5
+
+
+def test_bertscore_on_the_gpu_equals_bert_score_on_the_gpu(cuda_engine, pairs, minilm_path):
+    candidates, references = pairs
+    ours = _table(cuda_engine.score(candidates, references))
+    theirs = minilm_prf(minilm_path, candidates, references, device="cuda").double()
+    assert (ours - theirs).abs().max().item() < ACROSS_DEVICES
+    # The layers the GPU runs are the ones the CPU runs: compiled, on real tokens only.
+    assert cuda_engine.encoder.unpadded is not None
+    assert cuda_engine.encoder.packed_linear_layers == 0  # oneDNN packing is for CPUs
+
+
+def test_gpu_and_cpu_scores_agree(cuda_engine, pairs):
+    candidates, references = pairs
+    on_gpu = _table(cuda_engine.score(candidates, references))
+    on_cpu = _table(
+        BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache()).score(
+            candidates, references
+        )
+    )
+    assert (on_gpu - on_cpu).abs().max().item() < ACROSS_DEVICES
+    # Not trivially equal: the pairs' F1s spread far wider than the tolerance.
+    assert on_cpu[:, 2].max() - on_cpu[:, 2].min() > 0.3
+
+
+def test_gpu_scores_do_not_depend_on_batching(pairs):
+    candidates, references = pairs
+    whole = _table(
+        BERTScoreEngine("all-MiniLM-L6-v2", device="cuda", cache=EmbeddingCache()).score(
+            candidates, references
+        )
+    )
+    threaded_engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cuda", cache=EmbeddingCache())
+    with ThreadPoolExecutor(16) as pool:
+        threaded = _table(pool.map(threaded_engine.score_one, candidates, references))
+    assert threaded_engine.batcher.batches_run < len(candidates)  # really coalesced
+    single = BERTScoreEngine("all-MiniLM-L6-v2", device="cuda", cache=EmbeddingCache(0))
+    one_at_a_time = _table(
+        single.score([candidate], [reference])[0]
+        for candidate, reference in zip(candidates, references, strict=True)
+    )
+    assert (threaded - whole).abs().max().item() <= ON_ONE_DEVICE
+    assert (one_at_a_time - whole).abs().max().item() <= ON_ONE_DEVICE
+
+
+def test_fast_mode_on_the_gpu_is_half_precision_and_close(cuda_engine, pairs):
+    candidates, references = pairs
+    fast = BERTScoreEngine("all-MiniLM-L6-v2", device="cuda", dtype="fast", cache=EmbeddingCache())
+    expected = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    assert fast.encoder.dtype == expected
+    exact = _table(cuda_engine.score(candidates, references))
+    difference = (_table(fast.score(candidates, references)) - exact).abs()
+    # The README's bound for the fast mode (1.7e-3 measured on 2,000 pairs on a CPU).
+    assert difference[:, 2].max().item() < 2e-3
+    assert difference.max().item() > 0  # really another type
+
+
+def test_running_out_of_gpu_memory_halves_the_batch(caplog):
+    # 96 texts of about 450 tokens in one batch need over a GiB for their activations;
+    # the process is allowed only 256 MiB beyond the model, so PyTorch's allocator fails
+    # the first batch for real and the engine must halve until batches fit.
+    words = ["a", "dog", "runs", "near", "the", "river", "bank", "in", "green", "field"]
+    # Distinct texts: the engine encodes a text repeated in a list once.
+    texts = [f"{i} " + " ".join(words[(i + j) % len(words)] for j in range(450)) for i in range(96)]
+    references = [text[: len(text) // 2] for text in texts]
+    engine = BERTScoreEngine(
+        "all-MiniLM-L6-v2", device="cuda", batch_size=96, cache=EmbeddingCache(0)
+    )
+    engine.score(["warm up"], ["warm up"])
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    total = torch.cuda.get_device_properties(0).total_memory
+    allowed = torch.cuda.memory_allocated() + 256 * 2**20
+    torch.cuda.set_per_process_memory_fraction(allowed / total)
+    try:
+        with caplog.at_level(logging.WARNING, "opik_semantic_metrics.batching.memory"):
+            on_gpu = _table(engine.score(texts, references))
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+        torch.cuda.empty_cache()
+    assert engine._forward_batch_size.size < 96
+    assert "Out of memory on a batch of 96 texts" in caplog.text
+    on_cpu = _table(
+        BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache(0)).score(
+            texts, references
+        )
+    )
+    assert (on_gpu - on_cpu).abs().max().item() < ACROSS_DEVICES
+
+
+def test_semantic_match_on_the_gpu_equals_the_cpu(pairs):
+    candidates, references = pairs
+    scores = {}
+    for device in ("cuda", "cpu"):
+        engine = SemanticMatchEngine(device=device, cache=EmbeddingCache())
+        scores[device] = torch.tensor(
+            [result.raw_score for result in engine.score(candidates, references)],
+            dtype=torch.float64,
+        )
+    assert (scores["cuda"] - scores["cpu"]).abs().max().item() < ACROSS_DEVICES
+    assert scores["cpu"].max() - scores["cpu"].min() > 0.3
+
+
+COMET_ORACLE = json.loads((COMET_FIXTURES / "oracle.json").read_text(encoding="utf-8"))
+COMET_CASES = [
+    (name, mode)
+    for name, entry in COMET_ORACLE["models"].items()
+    for mode in ("with_reference", "without_reference")
+    if mode in entry
+]
+
+
+@pytest.mark.parametrize(("name", "mode"), COMET_CASES)
+def test_comet_on_the_gpu_equals_unbabel_comet(name, mode):
+    segments = json.loads((COMET_FIXTURES / "segments.json").read_text(encoding="utf-8"))
+    references = [segment["ref"] for segment in segments] if mode == "with_reference" else None
+    engine = CometEngine(
+        str(COMET_FIXTURES / name), device="cuda", batch_size=8, cache=EmbeddingCache()
+    )
+    results = engine.score(
+        [segment["src"] for segment in segments],
+        [segment["mt"] for segment in segments],
+        references,
+    )
+    expected = COMET_ORACLE["models"][name][mode]["scores"]
+    differences = [abs(ours.score - theirs) for ours, theirs in zip(results, expected, strict=True)]
+    assert len(differences) == len(segments)
+    assert max(differences) < ACROSS_DEVICES
