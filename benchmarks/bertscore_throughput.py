@@ -326,31 +326,44 @@ def run_case(
             result["seconds"] = time.perf_counter() - start
             result["f1"] = [item[0].value for item in scores]  # type: ignore[assignment]
     result.setdefault("peak_rss_mib", _peak_rss_mib())
+    if device.startswith("cuda"):
+        import torch
+
+        result["peak_gpu_mib"] = torch.cuda.max_memory_allocated() / 2**20
     return result
 
 
-def sgemm_gflops(size: int = 2048, repeats: int = 25) -> float:
-    """This machine's float32 matrix-multiply peak, GFLOP/s: the best run of MKL's sgemm
-    (``torch.mm``) and of oneDNN's packed product (what our encoders use on x86-64).
+def sgemm_gflops(device: str = "cpu", size: int = 2048, repeats: int = 25) -> float:
+    """The float32 matrix-multiply peak of ``device``, GFLOP/s.
 
+    On a CPU, the best run of MKL's sgemm (``torch.mm``) and of oneDNN's packed product
+    (what our encoders use on x86-64); on a GPU, the best run of ``torch.mm`` there at
+    PyTorch's default precision (TF32 off, as the cases run), on 4x larger matrices.
     Best of many short runs, because a neighbour taking a core for a moment halves a run.
     """
     import torch
 
     from opik_semantic_metrics.models.packed_linear import PackedLinear, packing_supported
 
-    a, b = torch.randn(size, size), torch.randn(size, size)
+    on_gpu = torch.device(device).type == "cuda"
+    if on_gpu:
+        size *= 4
+    a = torch.randn(size, size, device=device)
+    b = torch.randn(size, size, device=device)
     products = [lambda: torch.mm(a, b)]
-    if packing_supported(torch.float32):
+    if not on_gpu and packing_supported(torch.float32):
         packed = PackedLinear(torch.nn.Linear(size, size, bias=False))
         products.append(lambda: packed(a))
+    synchronize = torch.cuda.synchronize if on_gpu else lambda: None
     best = 0.0
     with torch.inference_mode():
         for product in products:
             product()
             for _ in range(repeats):
+                synchronize()
                 start = time.perf_counter()
                 product()
+                synchronize()
                 best = max(best, 2 * size**3 / (time.perf_counter() - start) / 1e9)
     return best
 
@@ -397,7 +410,7 @@ def main() -> None:
     parser.add_argument("--rotation", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.case == "peak":
-        print(json.dumps({"gflops": sgemm_gflops()}))
+        print(json.dumps({"gflops": sgemm_gflops(args.device)}))
         return
     if args.case:
         figures = run_case(args.case, args.pairs, args.subset, args.device, args.rotation)
@@ -415,7 +428,7 @@ def main() -> None:
             print(f"round {round_index + 1}: ({case}) done", file=sys.stderr)
         # The matmul peak in a fresh process each round, as the cases run: one measurement
         # on a machine whose neighbours come and go can fall to half the peak.
-        peaks.append(run_fresh(__file__, ["--case", "peak"])["gflops"])
+        peaks.append(run_fresh(__file__, ["--case", "peak", "--device", args.device])["gflops"])
 
     def median(case: str, key: str = "seconds") -> float:
         return statistics.median(run[key] for run in runs[case])
@@ -454,7 +467,7 @@ def main() -> None:
         f"median of {args.rounds} rounds"
     )
     print(
-        f"float32 matmul peak (best of MKL and oneDNN, best of {len(peaks)} rounds): "
+        f"float32 matmul peak on {args.device} (best of {len(peaks)} rounds): "
         f"{peak:.0f} GFLOP/s; workload: {gflop:.1f} GFLOP of encoder work "
         f"({gflop_of['e']:.1f} in (e), whose references are cached; (f)'s bfloat16 work is "
         f"set against the float32 peak)\n"
@@ -476,6 +489,12 @@ def main() -> None:
         f"(c)/(b) {pairs_per_s['c'] / pairs_per_s['b']:.0f} (>= 40); "
         f"RSS (c)/(a) {rss_c / rss_a:.2f} (<= 1.2)"
     )
+    if args.device.startswith("cuda"):
+        gpu = {case: statistics.median(run["peak_gpu_mib"] for run in runs[case]) for case in "acd"}
+        print(
+            f"peak GPU memory allocated (median MiB): (a) {gpu['a']:.0f}, "
+            f"(c) with (e) {gpu['c']:.0f}, (d) {gpu['d']:.0f}"
+        )
     print(
         f"(c) mean micro-batch {statistics.median(r['mean_batch'] for r in runs['c']):.1f} items; "
         f"failed scores {int(max(r['failed'] for r in runs['c']))}; "
