@@ -13,6 +13,7 @@ import torch
 from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.models.loading import LoadedEncoder
+from opik_semantic_metrics.semantic import levels
 from opik_semantic_metrics.semantic.cleaning import clean_text
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
 from tiny_models import build_tiny_gpt2
@@ -602,3 +603,29 @@ def test_out_of_memory_halves_the_batch_and_keeps_the_scores(monkeypatch, stsb_p
         assert passes and max(len(batch) for batch in passes) <= 8
         assert engine._forward_batch_size.size <= 8
         assert scores == pytest.approx(expected_scores, abs=1e-6)
+
+
+def test_out_of_memory_in_the_word_level_match_halves_its_batch(monkeypatch, stsb_pairs):
+    # As BERTScore's greedy match on a GPU: the forward passes fit, the batch of matrices
+    # of the word level does not; it must halve, not fail every item.
+    outputs = [first for first, _, _ in stsb_pairs[:30]]
+    references = [second for _, second, _ in stsb_pairs[:30]]
+    options = {"device": "cpu", "batch_size": 32}
+    expected = SemanticMatchEngine("all-MiniLM-L6-v2", cache=EmbeddingCache(), **options)
+    expected_scores = [result.word for result in expected.score(outputs, references)]
+    real_match = levels.greedy_match
+    failures = []
+
+    def match_with_little_memory(output_vectors, *rest):
+        if output_vectors.shape[0] > 8:
+            failures.append(output_vectors.shape[0])
+            torch.empty(10**14, dtype=torch.uint8)  # more than any machine: the CPU allocator fails
+        return real_match(output_vectors, *rest)
+
+    monkeypatch.setattr(levels, "greedy_match", match_with_little_memory)
+    engine = SemanticMatchEngine("all-MiniLM-L6-v2", cache=EmbeddingCache(), **options)
+    words = [result.word for result in engine.score(outputs, references)]
+    assert failures and engine._match_batch_size.size <= 8
+    assert engine._forward_batch_size.size == 32
+    assert words == pytest.approx(expected_scores, abs=1e-6)
+    assert len(set(expected_scores)) > 20  # real, distinct word levels

@@ -365,6 +365,8 @@ class SemanticMatchEngine:
         self.batch_size = batch_size
         # Halved where a batch runs out of memory, for every later call (batching/memory.py).
         self._forward_batch_size = HalvingBatchSize(batch_size)
+        # The word level's greedy match halves on its own (its memory is not the encoder's).
+        self._match_batch_size = HalvingBatchSize(batch_size)
         self.cache = cache if cache is not None else shared_cache()
         self.fixed_baseline: float | None = None
         if paragraph_baseline is not None:
@@ -713,7 +715,7 @@ class SemanticMatchEngine:
         scored = [index for index in scored if statuses[index] == "scored"]
         words = word_level(
             [(pieces[clean_outputs[i]], pieces[clean_references[i]]) for i in scored],
-            self.batch_size,
+            self._match_batch_size,
         )
         results = [_unscored(status) for status in statuses]
         for i, word in zip(scored, words, strict=True):

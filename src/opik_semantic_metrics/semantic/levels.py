@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 from torch.nn.utils.rnn import pad_sequence
 
+from opik_semantic_metrics.batching.memory import HalvingBatchSize
 from opik_semantic_metrics.bertscore.greedy import greedy_match
 
 
@@ -60,13 +61,16 @@ _NO_PIECES = WordLevel(precision=0.0, recall=0.0, f1=0.0)
 
 
 def word_level(
-    pairs: Sequence[tuple[WeightedPieces, WeightedPieces]], batch_size: int = 64
+    pairs: Sequence[tuple[WeightedPieces, WeightedPieces]],
+    batch_size: int | HalvingBatchSize = 64,
 ) -> list[WordLevel]:
     """The word level of each (output, reference) pair, in order.
 
     Args:
         pairs: Per pair, the output's and the reference's weighted pieces.
-        batch_size: Pairs matched in one padded batch (the result does not depend on it).
+        batch_size: Pairs matched in one padded batch (the result does not depend on it),
+            or a :class:`HalvingBatchSize` kept across calls: a batch that runs out of
+            memory is then halved and retried, and later calls use the halved size.
 
     Returns:
         One :class:`WordLevel` per pair; 0 where either side has no piece.
@@ -79,16 +83,12 @@ def word_level(
         >>> level.precision, level.recall, round(level.f1, 4)
         (0.75, 0.5, 0.6)
     """
-    results = [_NO_PIECES] * len(pairs)
-    scored = [
-        i for i, (output, reference) in enumerate(pairs) if not (output.empty or reference.empty)
-    ]
-    for start in range(0, len(scored), batch_size):
-        batch = scored[start : start + batch_size]
-        outputs = [pairs[i][0] for i in batch]
-        references = [pairs[i][1] for i in batch]
-        out_vectors, out_mask, out_weights = _padded(outputs)
-        ref_vectors, ref_mask, ref_weights = _padded(references)
+    if not isinstance(batch_size, HalvingBatchSize):
+        batch_size = HalvingBatchSize(batch_size)
+
+    def match_batch(batch: list[int]) -> list[WordLevel]:
+        out_vectors, out_mask, out_weights = _padded([pairs[i][0] for i in batch])
+        ref_vectors, ref_mask, ref_weights = _padded([pairs[i][1] for i in batch])
         no_empty = torch.zeros(len(batch), dtype=torch.bool, device=out_vectors.device)
         match = greedy_match(
             out_vectors, out_mask, out_weights, ref_vectors, ref_mask, ref_weights,
@@ -96,8 +96,15 @@ def word_level(
         )  # fmt: skip
         precision = match.precision.clamp(min=0.0).tolist()
         recall = match.recall.clamp(min=0.0).tolist()
-        for row, index in enumerate(batch):
-            results[index] = _f1(precision[row], recall[row])
+        return [_f1(p, r) for p, r in zip(precision, recall, strict=True)]
+
+    results = [_NO_PIECES] * len(pairs)
+    scored = [
+        i for i, (output, reference) in enumerate(pairs) if not (output.empty or reference.empty)
+    ]
+    if scored:
+        for index, level in zip(scored, batch_size.run(match_batch, scored), strict=True):
+            results[index] = level
     return results
 
 
