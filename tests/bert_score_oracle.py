@@ -8,7 +8,9 @@ tokenisation in the calling process.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import torch
 from bert_score import score as bert_score_score
@@ -29,3 +31,9 @@ def minilm_prf(
     return bert_score_prf(
         candidates, references, model_type=str(minilm_path), num_layers=6, **options
     )
+
+
+def prf_table(results: Iterable[Any]) -> torch.Tensor:
+    """Our results' P, R and F1 as a ``(pairs, 3)`` float64 tensor, to set beside
+    :func:`bert_score_prf`'s."""
+    return torch.tensor([[r.precision, r.recall, r.f1] for r in results], dtype=torch.float64)

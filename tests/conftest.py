@@ -39,3 +39,11 @@ def stsb_pairs() -> list[tuple[str, str, float]]:
         _source, _id, score, first, second = line.split("\t")
         pairs.append((first, second, float(score)))
     return pairs
+
+
+@pytest.fixture(scope="session")
+def stsb_lists(stsb_pairs) -> tuple[list[str], list[str]]:
+    """The first 120 of :func:`stsb_pairs` as a list of candidates and one of references."""
+    return [first for first, _, _ in stsb_pairs[:120]], [
+        second for _, second, _ in stsb_pairs[:120]
+    ]

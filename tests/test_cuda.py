@@ -2,10 +2,11 @@
 independence, device auto-selection, the fast mode, and a real out-of-memory.
 
 Every test here needs a CUDA GPU and is skipped without one (CI has none): run them on a
-GPU machine with ``python -m pytest tests/test_cuda.py``. float32 products on a GPU sum
-in another order than on a CPU, so scores across devices are compared within the oracle
-tolerance (1e-5); on one device, batching must change nothing beyond 1e-6, as on the CPU
-(``tests/bertscore/test_batching.py``). TF32 is left at PyTorch's default (off): with it
+GPU machine with ``python -m pytest tests/test_cuda.py tests/bertscore/test_batching.py``
+(the second file's batching-independence test runs on the CPU and on the GPU). float32
+products on a GPU sum in another order than on a CPU, so scores across devices are
+compared within the oracle tolerance (1e-5); on one device, batching must change nothing
+beyond 1e-6. TF32 is left at PyTorch's default (off): with it
 on, float32 products round to 10 bits of mantissa and no score here would hold.
 """
 
@@ -13,13 +14,12 @@ from __future__ import annotations
 
 import json
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import torch
 
-from bert_score_oracle import minilm_prf
+from bert_score_oracle import minilm_prf, prf_table
 from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.comet.engine import CometEngine
@@ -30,19 +30,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 ACROSS_DEVICES = 1e-5
-ON_ONE_DEVICE = 1e-6
 COMET_FIXTURES = Path(__file__).parent / "fixtures" / "comet"
-
-
-def _table(results) -> torch.Tensor:
-    return torch.tensor([[r.precision, r.recall, r.f1] for r in results], dtype=torch.float64)
-
-
-@pytest.fixture(scope="module")
-def pairs(stsb_pairs) -> tuple[list[str], list[str]]:
-    return [first for first, _, _ in stsb_pairs[:120]], [
-        second for _, second, _ in stsb_pairs[:120]
-    ]
 
 
 @pytest.fixture(scope="module")
@@ -57,9 +45,9 @@ def test_no_device_named_picks_the_gpu():
     assert result.f1 > 0.5
 
 
-def test_bertscore_on_the_gpu_equals_bert_score_on_the_gpu(cuda_engine, pairs, minilm_path):
-    candidates, references = pairs
-    ours = _table(cuda_engine.score(candidates, references))
+def test_bertscore_on_the_gpu_equals_bert_score_on_the_gpu(cuda_engine, stsb_lists, minilm_path):
+    candidates, references = stsb_lists
+    ours = prf_table(cuda_engine.score(candidates, references))
     theirs = minilm_prf(minilm_path, candidates, references, device="cuda").double()
     assert (ours - theirs).abs().max().item() < ACROSS_DEVICES
     # The layers the GPU runs are the ones the CPU runs: compiled, on real tokens only.
@@ -67,10 +55,10 @@ def test_bertscore_on_the_gpu_equals_bert_score_on_the_gpu(cuda_engine, pairs, m
     assert cuda_engine.encoder.packed_linear_layers == 0  # oneDNN packing is for CPUs
 
 
-def test_gpu_and_cpu_scores_agree(cuda_engine, pairs):
-    candidates, references = pairs
-    on_gpu = _table(cuda_engine.score(candidates, references))
-    on_cpu = _table(
+def test_gpu_and_cpu_scores_agree(cuda_engine, stsb_lists):
+    candidates, references = stsb_lists
+    on_gpu = prf_table(cuda_engine.score(candidates, references))
+    on_cpu = prf_table(
         BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache()).score(
             candidates, references
         )
@@ -80,33 +68,13 @@ def test_gpu_and_cpu_scores_agree(cuda_engine, pairs):
     assert on_cpu[:, 2].max() - on_cpu[:, 2].min() > 0.3
 
 
-def test_gpu_scores_do_not_depend_on_batching(pairs):
-    candidates, references = pairs
-    whole = _table(
-        BERTScoreEngine("all-MiniLM-L6-v2", device="cuda", cache=EmbeddingCache()).score(
-            candidates, references
-        )
-    )
-    threaded_engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cuda", cache=EmbeddingCache())
-    with ThreadPoolExecutor(16) as pool:
-        threaded = _table(pool.map(threaded_engine.score_one, candidates, references))
-    assert threaded_engine.batcher.batches_run < len(candidates)  # really coalesced
-    single = BERTScoreEngine("all-MiniLM-L6-v2", device="cuda", cache=EmbeddingCache(0))
-    one_at_a_time = _table(
-        single.score([candidate], [reference])[0]
-        for candidate, reference in zip(candidates, references, strict=True)
-    )
-    assert (threaded - whole).abs().max().item() <= ON_ONE_DEVICE
-    assert (one_at_a_time - whole).abs().max().item() <= ON_ONE_DEVICE
-
-
-def test_fast_mode_on_the_gpu_is_half_precision_and_close(cuda_engine, pairs):
-    candidates, references = pairs
+def test_fast_mode_on_the_gpu_is_half_precision_and_close(cuda_engine, stsb_lists):
+    candidates, references = stsb_lists
     fast = BERTScoreEngine("all-MiniLM-L6-v2", device="cuda", dtype="fast", cache=EmbeddingCache())
     expected = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     assert fast.encoder.dtype == expected
-    exact = _table(cuda_engine.score(candidates, references))
-    difference = (_table(fast.score(candidates, references)) - exact).abs()
+    exact = prf_table(cuda_engine.score(candidates, references))
+    difference = (prf_table(fast.score(candidates, references)) - exact).abs()
     # The README's bound for the fast mode (1.7e-3 measured on 2,000 pairs on a CPU).
     assert difference[:, 2].max().item() < 2e-3
     assert difference.max().item() > 0  # really another type
@@ -131,13 +99,13 @@ def test_running_out_of_gpu_memory_halves_the_batch(caplog):
     torch.cuda.set_per_process_memory_fraction(allowed / total)
     try:
         with caplog.at_level(logging.WARNING, "opik_semantic_metrics.batching.memory"):
-            on_gpu = _table(engine.score(texts, references))
+            on_gpu = prf_table(engine.score(texts, references))
     finally:
         torch.cuda.set_per_process_memory_fraction(1.0)
         torch.cuda.empty_cache()
     assert engine._forward_batch_size.size < 96
     assert "Out of memory on a batch of 96 texts" in caplog.text
-    on_cpu = _table(
+    on_cpu = prf_table(
         BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache(0)).score(
             texts, references
         )
@@ -145,8 +113,8 @@ def test_running_out_of_gpu_memory_halves_the_batch(caplog):
     assert (on_gpu - on_cpu).abs().max().item() < ACROSS_DEVICES
 
 
-def test_semantic_match_on_the_gpu_equals_the_cpu(pairs):
-    candidates, references = pairs
+def test_semantic_match_on_the_gpu_equals_the_cpu(stsb_lists):
+    candidates, references = stsb_lists
     scores = {}
     for device in ("cuda", "cpu"):
         engine = SemanticMatchEngine(device=device, cache=EmbeddingCache())

@@ -6,9 +6,7 @@ import pytest
 import torch
 
 from opik_semantic_metrics.batching.memory import HalvingBatchSize, is_out_of_memory
-
-#: More bytes than any machine this runs on has: the CPU allocator refuses the block.
-TOO_MUCH = 10**14
+from out_of_memory import TOO_MUCH
 
 
 def _forward_fitting(limit: int, calls: list[int]):

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import torch
 
+from bert_score_oracle import prf_table
 from opik_semantic_metrics import BERTScore
 from opik_semantic_metrics.batching import cpu_parallel
 from opik_semantic_metrics.batching.cache import EmbeddingCache
@@ -21,34 +22,36 @@ from opik_semantic_metrics.bertscore import engine as engine_module
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.models.loading import LoadedEncoder
 from opik_semantic_metrics.models.packed_linear import cpu_has_native_bf16
+from out_of_memory import failing_over
 
 TOLERANCE = 1e-6
 
 
-def _table(results) -> torch.Tensor:
-    return torch.tensor([[r.precision, r.recall, r.f1] for r in results], dtype=torch.float64)
-
-
-@pytest.fixture(scope="module")
-def pairs(stsb_pairs) -> tuple[list[str], list[str]]:
-    return [first for first, _, _ in stsb_pairs[:120]], [
-        second for _, second, _ in stsb_pairs[:120]
-    ]
-
-
-def test_batched_micro_batched_and_one_at_a_time_agree(pairs):
-    candidates, references = pairs
-    batched = _table(
-        BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache()).score(
+@pytest.mark.parametrize(
+    "device",
+    [
+        "cpu",
+        pytest.param(
+            "cuda",
+            marks=pytest.mark.skipif(
+                not torch.cuda.is_available(), reason="no CUDA GPU: runs only on a GPU machine"
+            ),
+        ),
+    ],
+)
+def test_batched_micro_batched_and_one_at_a_time_agree(stsb_lists, device):
+    candidates, references = stsb_lists
+    batched = prf_table(
+        BERTScoreEngine("all-MiniLM-L6-v2", device=device, cache=EmbeddingCache()).score(
             candidates, references
         )
     )
-    threaded_engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache())
+    threaded_engine = BERTScoreEngine("all-MiniLM-L6-v2", device=device, cache=EmbeddingCache())
     with ThreadPoolExecutor(16) as pool:
-        threaded = _table(pool.map(threaded_engine.score_one, candidates, references))
+        threaded = prf_table(pool.map(threaded_engine.score_one, candidates, references))
     assert threaded_engine.batcher.batches_run < len(candidates)  # really coalesced
-    single_engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache(0))
-    one_at_a_time = _table(
+    single_engine = BERTScoreEngine("all-MiniLM-L6-v2", device=device, cache=EmbeddingCache(0))
+    one_at_a_time = prf_table(
         single_engine.score([candidate], [reference])[0]
         for candidate, reference in zip(candidates, references, strict=True)
     )
@@ -56,17 +59,19 @@ def test_batched_micro_batched_and_one_at_a_time_agree(pairs):
     assert (one_at_a_time - batched).abs().max().item() <= TOLERANCE
 
 
-def test_shuffled_input_gives_the_same_scores(pairs):
-    candidates, references = pairs
+def test_shuffled_input_gives_the_same_scores(stsb_lists):
+    candidates, references = stsb_lists
     engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache())
     order = torch.randperm(len(candidates), generator=torch.Generator().manual_seed(0)).tolist()
-    shuffled = _table(engine.score([candidates[i] for i in order], [references[i] for i in order]))
-    straight = _table(engine.score(candidates, references))
+    shuffled = prf_table(
+        engine.score([candidates[i] for i in order], [references[i] for i in order])
+    )
+    straight = prf_table(engine.score(candidates, references))
     assert (shuffled - straight[order]).abs().max().item() <= TOLERANCE
 
 
-def test_repeated_references_are_encoded_once_across_engines(pairs):
-    candidates, references = pairs
+def test_repeated_references_are_encoded_once_across_engines(stsb_lists):
+    candidates, references = stsb_lists
     cache = EmbeddingCache()
     first = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=cache)
     first.score(candidates[:40], references[:40])
@@ -101,35 +106,35 @@ def same_passes(recorded: list[list[int]], expected: list[list[int]]) -> bool:
     return sorted(recorded) == sorted(expected)
 
 
-def test_an_output_equal_to_a_cached_reference_is_not_encoded_again(pairs, monkeypatch):
-    candidates, references = pairs
+def test_an_output_equal_to_a_cached_reference_is_not_encoded_again(stsb_lists, monkeypatch):
+    candidates, references = stsb_lists
     engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache())
     engine.score(candidates[:4], references[:4])
     stored = len(engine.cache)
     passes = record_forward_passes(monkeypatch)
     # Item 0's output is item 1's reference, which the first call cached.
     outputs = [references[1], candidates[5]]
-    got = _table(engine.score(outputs, references[:2]))
+    got = prf_table(engine.score(outputs, references[:2]))
     assert [len(texts) for texts in passes] == [1]  # only candidates[5]
     assert len(engine.cache) == stored  # outputs are still not stored
     fresh = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache(0))
-    assert (got - _table(fresh.score(outputs, references[:2]))).abs().max().item() <= TOLERANCE
+    assert (got - prf_table(fresh.score(outputs, references[:2]))).abs().max().item() <= TOLERANCE
 
 
-def test_a_micro_batch_is_encoded_together_cold_or_warm(pairs, monkeypatch):
+def test_a_micro_batch_is_encoded_together_cold_or_warm(stsb_lists, monkeypatch):
     """New references and outputs are encoded together: an 8-item micro-batch makes the
     forward passes of its 16 texts cut by length only (``batching/lengths.py``), not one
     set for the references and another for the outputs; with the references cached, the
     passes of its 8 outputs."""
-    candidates, references = pairs
+    candidates, references = stsb_lists
     engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache())
-    expected = _table(engine.score(candidates[:8], references[:8]))
+    expected = prf_table(engine.score(candidates[:8], references[:8]))
     engine.cache.clear()
     passes = record_forward_passes(monkeypatch)
-    cold = _table(engine.score(candidates[:8], references[:8]))
+    cold = prf_table(engine.score(candidates[:8], references[:8]))
     cold_passes = list(passes)
     passes.clear()
-    warm = _table(engine.score(candidates[:8], references[:8]))
+    warm = prf_table(engine.score(candidates[:8], references[:8]))
 
     def by_length(texts: list[str]) -> list[list[int]]:
         counts = [len(item.ids) for item in engine.text_encoder.encode_many(texts)]
@@ -141,9 +146,9 @@ def test_a_micro_batch_is_encoded_together_cold_or_warm(pairs, monkeypatch):
     assert (warm - expected).abs().max().item() <= TOLERANCE
 
 
-def test_out_of_memory_halves_the_batch_and_keeps_the_scores(pairs, monkeypatch):
-    candidates, references = pairs
-    expected = _table(
+def test_out_of_memory_halves_the_batch_and_keeps_the_scores(stsb_lists, monkeypatch):
+    candidates, references = stsb_lists
+    expected = prf_table(
         BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache()).score(
             candidates[:30], references[:30]
         )
@@ -162,38 +167,31 @@ def test_out_of_memory_halves_the_batch_and_keeps_the_scores(pairs, monkeypatch)
     engine = BERTScoreEngine(
         "all-MiniLM-L6-v2", device="cpu", batch_size=32, cache=EmbeddingCache()
     )
-    got = _table(engine.score(candidates[:30], references[:30]))
+    got = prf_table(engine.score(candidates[:30], references[:30]))
     assert failures and engine._forward_batch_size.size <= 8
     assert (got - expected).abs().max().item() <= TOLERANCE
     # The smaller size is kept: the next list runs out of memory nowhere.
     failures.clear()
-    again = _table(engine.score(candidates[30:], references[30:]))
+    again = prf_table(engine.score(candidates[30:], references[30:]))
     assert not failures and len(again) == len(candidates) - 30
 
 
-def test_out_of_memory_in_the_greedy_match_halves_its_batch(pairs, monkeypatch):
+def test_out_of_memory_in_the_greedy_match_halves_its_batch(stsb_lists, monkeypatch):
     # Seen on a GPU: with the forward batches halved to fit, the similarity matrices of a
     # batch of long pairs still ran out of memory, and the whole list failed.
-    candidates, references = pairs
-    expected = _table(
+    candidates, references = stsb_lists
+    expected = prf_table(
         BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache()).score(
             candidates[:30], references[:30]
         )
     )
-    real_match = engine_module.greedy_match
-    failures = []
-
-    def match_with_little_memory(candidate_embeddings, *rest):
-        if candidate_embeddings.shape[0] > 8:
-            failures.append(candidate_embeddings.shape[0])
-            torch.empty(10**14, dtype=torch.uint8)  # more than any machine: the CPU allocator fails
-        return real_match(candidate_embeddings, *rest)
-
-    monkeypatch.setattr(engine_module, "greedy_match", match_with_little_memory)
+    failures: list[int] = []
+    limited = failing_over(8, engine_module.greedy_match, failures)
+    monkeypatch.setattr(engine_module, "greedy_match", limited)
     engine = BERTScoreEngine(
         "all-MiniLM-L6-v2", device="cpu", batch_size=32, cache=EmbeddingCache()
     )
-    got = _table(engine.score(candidates[:30], references[:30]))
+    got = prf_table(engine.score(candidates[:30], references[:30]))
     assert failures[0] == 30 and engine._match_batch_size.size <= 8
     assert engine._forward_batch_size.size == 32  # the forward passes fitted
     assert (got - expected).abs().max().item() <= TOLERANCE
@@ -213,40 +211,40 @@ def test_every_metric_instance_shares_one_model_copy():
     assert len(encoders) == 1
 
 
-def test_fast_mode_is_bf16_here_and_close_to_float32(pairs):
-    candidates, references = pairs
+def test_fast_mode_is_bf16_here_and_close_to_float32(stsb_lists):
+    candidates, references = stsb_lists
     # Decided by the hardware, not by the code under test: a fast mode broken into float32
     # must fail here, not skip.
     if not cpu_has_native_bf16():
         pytest.skip("this CPU has no native bf16: the fast mode is float32 here")
     fast = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", dtype="fast", cache=EmbeddingCache())
-    exact = _table(
+    exact = prf_table(
         BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache()).score(
             candidates, references
         )
     )
-    approximate = _table(fast.score(candidates, references))
+    approximate = prf_table(fast.score(candidates, references))
     assert fast.encoder.dtype == torch.bfloat16
     assert 0 < (approximate - exact).abs().max().item() <= 2e-2
 
 
-def test_float16_the_fast_mode_of_older_gpus_runs_close_to_float32(pairs):
+def test_float16_the_fast_mode_of_older_gpus_runs_close_to_float32(stsb_lists):
     """GPUs without bfloat16 get float16 in the fast mode. None is lent to CI, but the CPU
     computes in float16 too, so the same path (weights cast, the real-token layers,
     the greedy match on half-precision embeddings) runs here, whole-list and per item."""
-    candidates, references = pairs
-    exact = _table(
+    candidates, references = stsb_lists
+    exact = prf_table(
         BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache()).score(
             candidates, references
         )
     )
     half = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", dtype="fp16", cache=EmbeddingCache())
-    batched = _table(half.score(candidates, references))
+    batched = prf_table(half.score(candidates, references))
     threaded_engine = BERTScoreEngine(
         "all-MiniLM-L6-v2", device="cpu", dtype="fp16", cache=EmbeddingCache()
     )
     with ThreadPoolExecutor(16) as pool:
-        threaded = _table(pool.map(threaded_engine.score_one, candidates, references))
+        threaded = prf_table(pool.map(threaded_engine.score_one, candidates, references))
     assert half.encoder.dtype == torch.float16
     assert {p.dtype for p in half.encoder.model.parameters()} == {torch.float16}
     # float16 keeps 11 bits of mantissa: here within 2.5e-4 of float32, and a text's
@@ -318,10 +316,10 @@ def test_empty_texts_are_logged_for_a_whole_list_not_for_micro_batches(caplog):
     [{"num_layers": 3}, {"num_layers": 6}, {"dtype": "bf16"}, {"num_layers": 6, "idf": True}],
     ids=["layer-3", "layer-6", "bf16", "idf"],
 )
-def test_engines_sharing_one_cache_get_the_embeddings_of_their_own_settings(pairs, options):
+def test_engines_sharing_one_cache_get_the_embeddings_of_their_own_settings(stsb_lists, options):
     """One process-wide cache serves every engine: what another layer or weight type put
     in it for the same texts must not come back here."""
-    candidates, references = pairs[0][:20], pairs[1][:20]
+    candidates, references = stsb_lists[0][:20], stsb_lists[1][:20]
     shared = EmbeddingCache()
     for other in ({"num_layers": 3}, {"num_layers": 6}, {"dtype": "bf16"}):
         if other != options:
@@ -333,6 +331,6 @@ def test_engines_sharing_one_cache_get_the_embeddings_of_their_own_settings(pair
         engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=cache, **options)
         if options.get("idf"):
             engine.fit_idf(references)
-        return _table(engine.score(candidates, references))
+        return prf_table(engine.score(candidates, references))
 
     assert (scores(shared) - scores(EmbeddingCache())).abs().max().item() <= TOLERANCE

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from bert_score_oracle import bert_score_prf
+from bert_score_oracle import bert_score_prf, prf_table
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from tiny_models import build_tiny_byt5
 
@@ -38,7 +38,7 @@ def test_scores_equal_bert_score_under_transformers_4(family, idf):
     if idf:
         engine.fit_idf(REFERENCES)  # bert_score fits idf on the references of the call
     results = engine.score(CANDIDATES, REFERENCES)
-    ours = torch.tensor([[r.precision, r.recall, r.f1] for r in results], dtype=torch.float64)
+    ours = prf_table(results)
     oracle = torch.tensor(ORACLE["scores"][f"{family}/{'idf' if idf else 'no-idf'}"])
     assert (ours - oracle).abs().max().item() <= 1e-5
 
@@ -83,7 +83,7 @@ def test_a_one_token_text_of_a_t5_tokenizer_is_not_empty(tmp_path):
     references = ["a", "c", "A cat sat on the mat.", "Dogs are running in a park."]
     theirs = bert_score_prf(candidates, references, model_type=directory, num_layers=2)
     results = BERTScoreEngine(directory, 2, device="cpu").score(candidates, references)
-    ours = torch.tensor([[r.precision, r.recall, r.f1] for r in results], dtype=torch.float64)
+    ours = prf_table(results)
     assert not any(r.candidate_empty or r.reference_empty for r in results)
     assert (ours[:, 2] - theirs[:, 2]).abs().max().item() <= 1e-5
     assert (ours[2:] - theirs[2:]).abs().max().item() <= 1e-5

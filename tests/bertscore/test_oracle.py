@@ -13,7 +13,7 @@ import pytest
 import torch
 from bert_score import score as bert_score_score
 
-from bert_score_oracle import bert_score_prf, minilm_prf
+from bert_score_oracle import bert_score_prf, minilm_prf, prf_table
 from opik_semantic_metrics.bertscore.baseline import Baseline, write_baseline
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 
@@ -49,8 +49,7 @@ EDGE_PAIRS = [
 
 
 def _ours(engine: BERTScoreEngine, candidates: list[str], references: list) -> torch.Tensor:
-    results = engine.score(candidates, references)
-    return torch.tensor([[r.precision, r.recall, r.f1] for r in results], dtype=torch.float64)
+    return prf_table(engine.score(candidates, references))
 
 
 def _assert_close(ours: torch.Tensor, oracle: torch.Tensor) -> None:

@@ -16,6 +16,7 @@ from opik_semantic_metrics.models.loading import LoadedEncoder
 from opik_semantic_metrics.semantic import levels
 from opik_semantic_metrics.semantic.cleaning import clean_text
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
+from out_of_memory import failing_over
 from tiny_models import build_tiny_gpt2
 
 UNRELATED = [
@@ -613,16 +614,8 @@ def test_out_of_memory_in_the_word_level_match_halves_its_batch(monkeypatch, sts
     options = {"device": "cpu", "batch_size": 32}
     expected = SemanticMatchEngine("all-MiniLM-L6-v2", cache=EmbeddingCache(), **options)
     expected_scores = [result.word for result in expected.score(outputs, references)]
-    real_match = levels.greedy_match
-    failures = []
-
-    def match_with_little_memory(output_vectors, *rest):
-        if output_vectors.shape[0] > 8:
-            failures.append(output_vectors.shape[0])
-            torch.empty(10**14, dtype=torch.uint8)  # more than any machine: the CPU allocator fails
-        return real_match(output_vectors, *rest)
-
-    monkeypatch.setattr(levels, "greedy_match", match_with_little_memory)
+    failures: list[int] = []
+    monkeypatch.setattr(levels, "greedy_match", failing_over(8, levels.greedy_match, failures))
     engine = SemanticMatchEngine("all-MiniLM-L6-v2", cache=EmbeddingCache(), **options)
     words = [result.word for result in engine.score(outputs, references)]
     assert failures and engine._match_batch_size.size <= 8
