@@ -651,15 +651,16 @@ class BERTScoreEngine:
                 for row, length in enumerate(lengths)
             ]
 
-        scores = torch.empty(len(pairs), 3)
-        opposite_signs = torch.empty(len(pairs), dtype=torch.bool)
-        matches: list[tuple[torch.Tensor, torch.Tensor]] = [None] * len(pairs)  # type: ignore[list-item]
         # Out of memory halves the batch here too (batching/memory.py): a batch of long
         # pairs' similarity matrices can fail where their forward passes fitted.
-        for index, (prf, opposite, match) in zip(
-            order, self._match_batch_size.run(match_batch, order), strict=True
-        ):
-            scores[index], opposite_signs[index], matches[index] = prf, opposite, match
+        matched = self._match_batch_size.run(match_batch, order)
+        scores = torch.empty(len(pairs), 3)
+        opposite_signs = torch.empty(len(pairs), dtype=torch.bool)
+        scores[order] = torch.stack([prf for prf, _, _ in matched])
+        opposite_signs[order] = torch.stack([opposite for _, opposite, _ in matched])
+        matches: list[tuple[torch.Tensor, torch.Tensor]] = [None] * len(pairs)  # type: ignore[list-item]
+        for index, (_, _, match) in zip(order, matched, strict=True):
+            matches[index] = match
         return scores, opposite_signs, matches
 
     def _explain(
