@@ -745,19 +745,19 @@ class BERTScoreEngine:
         unique = list(dict.fromkeys(candidates + references))
         encoded = self.text_encoder.encode_many(unique)
         layered = self._forward([item.ids for item in encoded], all_layers=True)
-        weights = dict(zip(unique, self._weights(encoded), strict=True))
-        tokens = dict(zip(unique, encoded, strict=True))
-        per_text = dict(zip(unique, layered, strict=True))
+        weights = self._weights(encoded)
+        pairs = list(zip(candidates, references, strict=True))
         scores = []
         for layer in range(self.num_layers + 1):
-
-            def at_layer(text: str, layer: int = layer) -> _TextEmbedding:
-                return _TextEmbedding(tokens[text], per_text[text][layer], weights[text])
-
-            result = _greedy_batch(
-                [at_layer(text) for text in candidates], [at_layer(text) for text in references]
-            )
-            scores.append(torch.stack((result.precision, result.recall, result.f1)).cpu())
+            at_layer = {
+                text: _TextEmbedding(item, embeddings[layer], text_weights)
+                for text, item, embeddings, text_weights in zip(
+                    unique, encoded, layered, weights, strict=True
+                )
+            }
+            # In length-sorted batches that halve on out of memory, as every score is.
+            layer_scores, _, _ = self._match_pairs(pairs, at_layer)
+            scores.append(layer_scores.T)
         return torch.stack(scores)
 
     def compute_baseline(self, lines: Sequence[str], *, seed: int = 0) -> list[Baseline]:
