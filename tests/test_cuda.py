@@ -6,8 +6,8 @@ GPU machine with ``python -m pytest tests/test_cuda.py tests/bertscore/test_batc
 (the second file's batching-independence test runs on the CPU and on the GPU). float32
 products on a GPU sum in another order than on a CPU, so scores across devices are
 compared within the oracle tolerance (1e-5); on one device, batching must change nothing
-beyond 1e-6. TF32 is left at PyTorch's default (off): with it
-on, float32 products round to 10 bits of mantissa and no score here would hold.
+beyond 1e-6. TF32 is left at PyTorch's default (off): with it on, float32 products round
+to 10 bits of mantissa and no score here would hold.
 """
 
 from __future__ import annotations

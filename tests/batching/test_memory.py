@@ -93,6 +93,13 @@ def test_one_text_that_does_not_fit_fails_and_leaves_the_size_as_it_was():
     assert calls == [4]
 
 
+def test_an_empty_batch_is_not_run():
+    def forward(batch: list[int]) -> list[int]:
+        raise AssertionError(f"forward ran on {batch!r}")
+
+    assert HalvingBatchSize(4).run(forward, []) == []
+
+
 def test_other_errors_are_not_retried():
     calls: list[int] = []
 

@@ -94,12 +94,15 @@ class HalvingBatchSize:
         """``forward(batch)``, or, where that runs out of memory, ``forward`` on each half.
 
         A batch longer than the size known to fit (an earlier batch ran out of memory) is
-        cut to that size first, so it does not run out of memory again.
+        cut to that size first, so it does not run out of memory again. An empty batch is
+        not run: ``forward`` may assume at least one item (a padded batch needs one).
 
         Raises:
             torch.OutOfMemoryError, RuntimeError: A batch of one text ran out of memory.
         """
         items = list(batch)
+        if not items:
+            return []
         size = self._size
         if len(items) > size:
             return [

@@ -102,9 +102,8 @@ def word_level(
     scored = [
         i for i, (output, reference) in enumerate(pairs) if not (output.empty or reference.empty)
     ]
-    if scored:
-        for index, level in zip(scored, batch_size.run(match_batch, scored), strict=True):
-            results[index] = level
+    for index, level in zip(scored, batch_size.run(match_batch, scored), strict=True):
+        results[index] = level
     return results
 
 
