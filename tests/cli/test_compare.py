@@ -152,7 +152,7 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
             '{"metric": "bertscore", "scores": [{"f1": 0.5}]}',
             '{"metric": "comet", "scores": [{"f1": 0.5}]}',
             [],
-            "{a} and {b} were scored by different metrics ('bertscore' against 'comet')",
+            "scored by one metric, found {a}: bertscore; {b}: comet",
         ),
         ("0.5\n", "0.6\n", ["--names", "x", "x"], "different names"),
         ("0.5\n0.6\n", "0.4\n0.5\n", ["--alpha", "2"], "`alpha` between 0 and 1"),
@@ -173,7 +173,7 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
             '{"dtype": "float32", "scores": [{"f1": 0.5}]}',
             '{"dtype": "bfloat16", "scores": [{"f1": 0.5}]}',
             [],
-            "{a} was scored in float32 and {b} in bfloat16",
+            "one weight type, found {a}: float32; {b}: bfloat16",
         ),
     ],
     ids=[
@@ -283,7 +283,8 @@ def test_files_of_different_settings_are_compared_with_a_warning(capsys, tmp_pat
     captured = capsys.readouterr()
     assert json.loads(captured.out)["items"] == 3
     [warning] = captured.err.splitlines()
-    assert "warning:" in warning and "(hash 'm_L6_no-idf' against 'm_L6_idf')" in warning
+    assert "warning:" in warning and "different hashes (" in warning
+    assert ": m_L6_no-idf; " in warning and warning.endswith("not the systems'.")
 
 
 def test_json_after_blank_lines_and_one_setting_under_two_releases_are_compared(capsys, tmp_path):

@@ -17,8 +17,8 @@ from scipy import stats as scipy_stats
 
 from opik_semantic_metrics import COMET
 from opik_semantic_metrics.comet.encoder import CometEncoder
+from opik_semantic_metrics.compare.corpus import compare
 from opik_semantic_metrics.compare.stats import compare_systems
-from opik_semantic_metrics.metrics.corpus import compare
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "comet"
 ORACLE = json.loads((FIXTURES / "oracle.json").read_text(encoding="utf-8"))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,29 +67,6 @@ FAITHFUL_TO_BERT_SCORE = "0.3.13"
 #: "0.3.12" in that release. Writing the same string makes our hash equal to the one
 #: bert_score prints for the same settings, which is what a reproducibility hash is for.
 BERT_SCORE_HASH_VERSION = "0.3.12"
-
-#: What a bert_score hash says beside the settings that decide a score: the package
-#: versions, and which of transformers' two tokenizer classes loaded (one class under
-#: transformers 5).
-_HASH_BESIDE_SETTINGS = re.compile(r"_version=[^(]*\(hug_trans=[^)]*\)|_fast-tokenizer$")
-
-#: What scores record in their metadata (and result files beside their scores) about how
-#: they were scored, beside the weight type: two sets of scores that differ in one were
-#: likely scored with different settings, or name one model two ways ("all-MiniLM-L6-v2"
-#: and its Hub id), so comparing them warns rather than refuses.
-COMPARED_SETTINGS = ("model", "layer", "hash")
-
-
-def settings_of_hash(text: str) -> str:
-    """A bert_score hash without its package versions and tokenizer class: two results
-    whose settings hashes differ were scored differently.
-
-    Example:
-        >>> settings_of_hash("roberta-large_L17_no-idf_version=0.3.12(hug_trans=5.24.0)-rescaled")
-        'roberta-large_L17_no-idf-rescaled'
-    """
-    return _HASH_BESIDE_SETTINGS.sub("", text)
-
 
 Reference = str | Sequence[str]
 

@@ -16,8 +16,12 @@ import re
 import sys
 from typing import Any, NamedTuple
 
-from opik_semantic_metrics.bertscore.engine import COMPARED_SETTINGS, settings_of_hash
 from opik_semantic_metrics.cli.common import CliError, json_text, read_lines
+from opik_semantic_metrics.compare.comparable import (
+    COMPARED_SETTINGS,
+    RecordedSettings,
+    comparison_warnings,
+)
 from opik_semantic_metrics.compare.experiments import MetricSummary
 from opik_semantic_metrics.compare.stats import TIE_TOLERANCE, bootstrap_interval, compare_systems
 from opik_semantic_metrics.report.tables import (
@@ -64,7 +68,8 @@ def add_parser(subparsers: Any) -> None:
 class ResultFile(NamedTuple):
     """A result file's per-line scores, the key they were read under, the weight type
     that produced them (``None`` where the file does not say: a plain file of numbers),
-    and the other :data:`~opik_semantic_metrics.bertscore.engine.COMPARED_SETTINGS` it records."""
+    and the other :data:`~opik_semantic_metrics.compare.comparable.COMPARED_SETTINGS` it
+    records."""
 
     key: str
     scores: list[float]
@@ -117,8 +122,6 @@ def _json_scores(path: str, text: str, key: str | None) -> ResultFile:
             values.append(math.inf if value > 0 else -math.inf)
     dtype = document.get("dtype")
     settings = {name: document[name] for name in ("metric", *COMPARED_SETTINGS) if name in document}
-    if isinstance(settings.get("hash"), str):
-        settings["hash"] = settings_of_hash(settings["hash"])
     return ResultFile(
         key, _checked(path, values), dtype if isinstance(dtype, str) else None, settings
     )
@@ -134,26 +137,24 @@ def _checked(path: str, scores: list[float]) -> list[float]:
 def run(args: argparse.Namespace) -> int:
     key_a, scores_a, dtype_a, settings_a = read_scores(args.results_a, args.score)
     key_b, scores_b, dtype_b, settings_b = read_scores(args.results_b, args.score)
-    if dtype_a and dtype_b and dtype_a != dtype_b:
-        raise CliError(  # as corpus.compare does
-            f"{args.results_a} was scored in {dtype_a} and {args.results_b} in {dtype_b}: "
-            "a weight type moves scores by more than the differences a comparison weighs; "
-            "score both with one --dtype"
+    recorded = [
+        RecordedSettings.of(
+            path,
+            dtypes=[dtype] if dtype else [],
+            metrics=[settings["metric"]] if settings.get("metric") is not None else [],
+            settings={name: [settings[name]] for name in COMPARED_SETTINGS if name in settings},
         )
-    metrics = (settings_a.get("metric"), settings_b.get("metric"))
-    if None not in metrics and metrics[0] != metrics[1]:
-        raise CliError(
-            f"{args.results_a} and {args.results_b} were scored by different metrics "
-            f"({metrics[0]!r} against {metrics[1]!r}): compare two systems scored by one metric"
+        for path, dtype, settings in (
+            (args.results_a, dtype_a, settings_a),
+            (args.results_b, dtype_b, settings_b),
         )
-    for name in COMPARED_SETTINGS:
-        if name in settings_a and name in settings_b and settings_a[name] != settings_b[name]:
-            print(
-                f"opik-semantic-metrics: warning: {args.results_a} and {args.results_b} "
-                f"record different settings ({name} {settings_a[name]!r} against "
-                f"{settings_b[name]!r}); the difference may be the settings', not the systems'",
-                file=sys.stderr,
-            )
+    ]
+    try:
+        differences = comparison_warnings(*recorded)
+    except ValueError as error:
+        raise CliError(str(error)) from None
+    for message in differences:
+        print(f"opik-semantic-metrics: warning: {message}", file=sys.stderr)
     if args.seed < 0:
         raise CliError(f"--seed must be 0 or more, got {args.seed}")
     if len(scores_a) != len(scores_b):

@@ -4,7 +4,7 @@ Comparing two systems needs, per metric, the scores of the same items in the sam
 order; Opik gives one ``TestResult`` per dataset item (and trial) holding that item's
 ``ScoreResult``s. This module turns test results into per-item scores keyed by an item
 field, in natural item order, "item_2" before "item_10" (:func:`collect_scores`, which
-:mod:`~opik_semantic_metrics.metrics.corpus` reads Opik results with too), summarises
+:mod:`~opik_semantic_metrics.compare.corpus` reads Opik results with too), summarises
 experiments with bootstrap intervals and pairwise significance (:func:`summarize`, using
 :mod:`~opik_semantic_metrics.compare.stats`), and runs experiments on an Opik server when
 one is configured and on Opik's local engine otherwise (:class:`ExperimentRunner`).

@@ -40,9 +40,9 @@ from opik.exceptions import ScoreMethodMissingArguments
 
 from opik_semantic_metrics.comet.checkpoint import DEFAULT_MODEL
 from opik_semantic_metrics.comet.engine import FAITHFUL_TO_COMET, CometEngine, CometResult
+from opik_semantic_metrics.compare.corpus import system_score_function
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import check_flag
-from opik_semantic_metrics.metrics.corpus import system_score_function
 from opik_semantic_metrics.metrics.failure import check_model_scores, metric_failure
 from opik_semantic_metrics.models.loading import dtype_name
 
@@ -170,7 +170,7 @@ class COMET(base_metric.BaseMetric):
 
         COMET's system score is the mean of the segment scores; it comes with a bootstrap
         confidence interval, and failed items are counted, not averaged in (see
-        :func:`~opik_semantic_metrics.metrics.corpus.system_score_function`).
+        :func:`~opik_semantic_metrics.compare.corpus.system_score_function`).
         """
         return [
             system_score_function(self.name, confidence=confidence, resamples=resamples, seed=seed)

@@ -13,13 +13,13 @@ from opik.evaluation.evaluation_result import compute_experiment_scores
 from opik.evaluation.metrics.score_result import ScoreResult
 
 from opik_semantic_metrics import BERTScore
-from opik_semantic_metrics.compare.experiments import collect_scores
-from opik_semantic_metrics.compare.stats import compare_systems
-from opik_semantic_metrics.metrics.corpus import (
+from opik_semantic_metrics.compare.corpus import (
     collect_item_scores,
     compare,
     system_score_function,
 )
+from opik_semantic_metrics.compare.experiments import collect_scores
+from opik_semantic_metrics.compare.stats import compare_systems
 
 SYSTEM_A = [0.71, 0.64, 0.82, 0.55, 0.9, 0.6, 0.77, 0.68, 0.73, 0.8, 0.59, 0.66]
 SYSTEM_B = [0.65, 0.6, 0.8, 0.5, 0.83, 0.61, 0.7, 0.6, 0.7, 0.72, 0.5, 0.64]
@@ -154,10 +154,10 @@ def test_compare_warns_when_the_scores_record_other_settings():
     expected = compare_systems(SYSTEM_A, SYSTEM_B)
     one = compare(_results(SYSTEM_A, model="m"), _results(SYSTEM_B, model="m"))
     assert one == expected
-    with pytest.warns(UserWarning, match="different models \\(kiwi, m\\)"):
+    with pytest.warns(UserWarning, match="different models \\(A: m; B: kiwi\\)"):
         assert compare(_results(SYSTEM_A, model="m"), _results(SYSTEM_B, model="kiwi")) == expected
     # A layer recorded apart from any hash (as the compare command's files do) counts too.
-    with pytest.warns(UserWarning, match="different layers \\(3, 6\\)"):
+    with pytest.warns(UserWarning, match="different layers \\(A: 6; B: 3\\)"):
         assert compare(_results(SYSTEM_A, layer=6), _results(SYSTEM_B, layer=3)) == expected
     # Package versions and the tokenizer class are not settings.
     hashes = (
