@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
+import numpy as np
 import pytest
 
+from opik_semantic_metrics.answers.tiers import AnswerMatcher
+from opik_semantic_metrics.compare.stats import bootstrap_interval, compare_systems
 from opik_semantic_metrics.errors import InputError
-from opik_semantic_metrics.inputs import as_list, check_pairs, check_text, reference_texts
+from opik_semantic_metrics.inputs import (
+    as_list,
+    check_between_0_and_1,
+    check_non_negative_number,
+    check_pairs,
+    check_text,
+    is_finite_number,
+    reference_texts,
+)
+from opik_semantic_metrics.semantic.combine import Combination
 
 
 @pytest.mark.parametrize("value", [["a"], ("a", "b"), []])
@@ -89,3 +103,54 @@ def test_pairs_are_checked_as_lists_of_equal_length_then_item_by_item():
         check_pairs([None], ["a"])
     with pytest.raises(InputError, match="Expected the reference to be a string or a non-empty"):
         check_pairs(["a"], [[]])
+
+
+# One rule for numbers: Python's and NumPy's ints and floats are, a bool is not, and an
+# int past a float's range is not finite. Each setting below once read True as 1.
+
+
+@pytest.mark.parametrize(
+    ("value", "finite"),
+    [
+        (0.5, True),
+        (3, True),
+        (np.float32(0.25), True),
+        (np.int64(7), True),
+        (-0.0, True),
+        (True, False),
+        (np.True_, False),
+        ("0.5", False),
+        (None, False),
+        (Decimal("0.5"), False),
+        (float("nan"), False),
+        (float("-inf"), False),
+        (np.float64("inf"), False),
+        (10**400, False),
+    ],
+)
+def test_is_finite_number_follows_the_one_rule(value, finite):
+    assert is_finite_number(value) is finite
+
+
+def test_a_bool_is_no_number_for_any_setting():
+    with pytest.raises(ValueError, match="`tie_tolerance` to be a finite number >= 0, got True"):
+        compare_systems([0.5, 0.6], [0.4, 0.7], tie_tolerance=True)
+    with pytest.raises(ValueError, match="`confidence` between 0 and 1, got True"):
+        bootstrap_interval([0.5, 0.6], confidence=True)
+    with pytest.raises(ValueError, match="`alpha` between 0 and 1, got False"):
+        compare_systems([0.5, 0.6], [0.4, 0.7], alpha=False)
+    with pytest.raises(ValueError, match="`tolerance` to be a finite number >= 0, got True"):
+        AnswerMatcher(tolerance=True)
+    with pytest.raises(ValueError, match=r"three non-negative numbers .*got \(True, 1.0, 1.0\)"):
+        Combination.create(weights=(True, 1.0, 1.0))
+    # An int past a float's range raised OverflowError from math.isfinite.
+    with pytest.raises(ValueError, match="three non-negative numbers"):
+        Combination.create(weights=(10**400, 1.0, 1.0))
+    with pytest.raises(ValueError, match="`tie_tolerance` to be a finite number >= 0"):
+        compare_systems([0.5, 0.6], [0.4, 0.7], tie_tolerance=10**400)
+    # NumPy's numbers are numbers, and give what Python's give.
+    assert compare_systems(
+        [0.5, 0.6], [0.4, 0.7], tie_tolerance=np.float32(0.0)
+    ) == compare_systems([0.5, 0.6], [0.4, 0.7], tie_tolerance=0.0)
+    assert check_between_0_and_1(np.float64(0.9), "alpha") == 0.9
+    assert check_non_negative_number(np.int64(2), "tolerance") == 2.0

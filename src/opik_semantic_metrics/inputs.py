@@ -1,8 +1,13 @@
-"""Checks of the lists and texts the engines take, one place for every engine.
+"""Checks of the lists, texts, numbers and settings the package takes: one place for all.
 
-Each check raises :class:`~opik_semantic_metrics.errors.InputError` naming the item, so
-that a metric can fail that item with a clear ``MetricComputationError`` instead of a
-``TypeError`` from deep inside a tokenizer.
+A check of an item raises :class:`~opik_semantic_metrics.errors.InputError` naming the
+item, so that a metric can fail that item with a clear ``MetricComputationError`` instead
+of a ``TypeError`` from deep inside a tokenizer; a check of a setting raises
+``ValueError`` naming the argument, so that a bad setting stops the build.
+
+Numbers follow one rule (:func:`is_real_number`, :func:`is_finite_number`): Python's and
+NumPy's ints and floats are numbers, a bool is not (``True`` given for a threshold or a
+tolerance is a mistake, not 1), and an int too large for a float is not finite.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import math
 import numbers
 import unicodedata
 from collections.abc import Sequence
+from typing import TypeGuard
 
 import numpy as np
 
@@ -43,6 +49,58 @@ def is_real_number(value: object) -> bool:
         (True, False, False)
     """
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def is_finite_number(value: object) -> TypeGuard[float]:
+    """Whether ``value`` is a real number (:func:`is_real_number`: not a bool) that is
+    finite as a float; an int past a float's range is not.
+
+    Scores that Opik recorded are the one place a bool is read as 1 or 0, as Opik averages
+    them (:func:`~opik_semantic_metrics.compare.experiments.collect_scores`).
+
+    Example:
+        >>> is_finite_number(0.5), is_finite_number(np.float32(0.5)), is_finite_number(True)
+        (True, True, False)
+        >>> is_finite_number(float("nan")), is_finite_number(10**400), is_finite_number("1")
+        (False, False, False)
+    """
+    if not is_real_number(value):
+        return False
+    try:
+        return math.isfinite(value)  # type: ignore[arg-type]
+    except OverflowError:  # an int past a float's range
+        return False
+
+
+def check_between_0_and_1(value: object, name: str) -> float:
+    """``value`` as a float if it is a number strictly between 0 and 1 (a coverage or
+    significance level).
+
+    Raises:
+        ValueError: Anything else; ``name`` is the argument's name.
+
+    Example:
+        >>> check_between_0_and_1(0.95, "confidence")
+        0.95
+    """
+    if not is_finite_number(value) or not 0.0 < value < 1.0:
+        raise ValueError(f"Expected `{name}` between 0 and 1, got {shown(value)}.")
+    return float(value)
+
+
+def check_non_negative_number(value: object, name: str) -> float:
+    """``value`` as a float if it is a finite number of at least 0 (a tolerance).
+
+    Raises:
+        ValueError: Anything else; ``name`` is the argument's name.
+
+    Example:
+        >>> check_non_negative_number(1e-6, "tie_tolerance")
+        1e-06
+    """
+    if not is_finite_number(value) or value < 0:
+        raise ValueError(f"Expected `{name}` to be a finite number >= 0, got {shown(value)}.")
+    return float(value)
 
 
 def as_whole_number(value: object) -> int | None:

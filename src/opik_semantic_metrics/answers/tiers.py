@@ -60,7 +60,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Literal, TypeGuard
+from typing import Literal
 
 from opik_semantic_metrics.answers.lists import (
     ListItem,
@@ -82,7 +82,13 @@ from opik_semantic_metrics.answers.normalize import (
     prepare,
 )
 from opik_semantic_metrics.errors import InputError, ScorerError, shown
-from opik_semantic_metrics.inputs import check_flag, check_text, is_blank, is_empty_cell
+from opik_semantic_metrics.inputs import (
+    check_flag,
+    check_text,
+    is_blank,
+    is_empty_cell,
+    is_finite_number,
+)
 
 Method = Literal["exact", "normalized", "numeric", "list", "not_answerable", "semantic", "no_match"]
 #: The tiers, in the order they are tried.
@@ -827,21 +833,6 @@ def _number_text(answer: _Answer | None) -> str | None:
 
 def _quote(text: str, limit: int = 80) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
-
-
-def is_finite_number(value: object) -> TypeGuard[int | float]:
-    """Whether ``value`` is an int or float (not a bool) that is finite as a float.
-
-    Example:
-        >>> is_finite_number(0.5), is_finite_number(float("nan")), is_finite_number(10**400)
-        (True, False, False)
-    """
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int past a float's range
-        return False
 
 
 def _checked_abstentions(abstentions: object) -> tuple[str, ...]:

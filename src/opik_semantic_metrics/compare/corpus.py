@@ -38,10 +38,9 @@ from opik_semantic_metrics.compare.stats import (
     TIE_TOLERANCE,
     Comparison,
     bootstrap_interval,
-    check_between_0_and_1,
     compare_systems,
 )
-from opik_semantic_metrics.inputs import check_positive_int
+from opik_semantic_metrics.inputs import check_between_0_and_1, check_positive_int
 
 
 @dataclass(frozen=True)

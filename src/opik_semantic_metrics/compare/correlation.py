@@ -34,9 +34,9 @@ from scipy import stats as scipy_stats
 from opik_semantic_metrics.compare.stats import (
     TIE_TOLERANCE,
     check_finite_scores,
-    check_tie_tolerance,
     rounding_error,
 )
+from opik_semantic_metrics.inputs import check_non_negative_number
 
 #: Scores on a (documents, systems) grid: a sequence of rows or a two-dimensional array.
 ScoreGrid: TypeAlias = Sequence[Sequence[float]] | np.ndarray
@@ -90,7 +90,7 @@ def _tied(values: np.ndarray, tie_tolerance: float, sizes: np.ndarray | None = N
 
     ``sizes`` (``values``' own sizes if not given) set the rounding allowed each value:
     for a mean, the mean size of the numbers it averages, which a sum rounds by."""
-    check_tie_tolerance(tie_tolerance)
+    check_non_negative_number(tie_tolerance, "tie_tolerance")
     tied = values.copy()
     sizes = np.abs(values) if sizes is None else sizes
     for row, row_sizes in zip(tied, sizes, strict=True):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -37,6 +36,7 @@ from opik_semantic_metrics.compare.stats import (
     bootstrap_interval,
     compare_systems,
 )
+from opik_semantic_metrics.inputs import is_finite_number
 
 Task = Callable[[dict[str, Any]], dict[str, Any]]
 #: What :func:`collect_scores` does with an item scored in several results (trials):
@@ -148,11 +148,6 @@ def item_order(key: str) -> tuple[list[str | tuple[int, str]], str]:
     return parts, key
 
 
-def _is_finite_number(value: object) -> bool:
-    """Whether a score value is a finite number (a bool counts, as 1 or 0)."""
-    return isinstance(value, numbers.Real) and math.isfinite(value)
-
-
 def collect_scores(
     test_results: Sequence[TestResult],
     name: str,
@@ -221,10 +216,13 @@ def collect_scores(
                 )
             scored.add(score)
             # NaN, inf or None (a third-party metric's) is no score to average: failed too.
-            if result.scoring_failed or not _is_finite_number(result.value):
+            # A bool score reads as 1 or 0, as Opik averages it: the one exception to the
+            # package's rule for numbers (opik_semantic_metrics.inputs).
+            value = int(result.value) if isinstance(result.value, bool) else result.value
+            if result.scoring_failed or not is_finite_number(value):
                 failures[result.name].add(key)
             else:
-                successes[result.name][key].append(float(result.value))
+                successes[result.name][key].append(float(value))
     ordered = sorted(seen, key=item_order)
     failed = {
         metric: tuple(

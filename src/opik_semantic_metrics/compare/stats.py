@@ -34,8 +34,11 @@ from typing import TypeAlias
 import numpy as np
 from scipy import stats as scipy_stats
 
-from opik_semantic_metrics.errors import shown
-from opik_semantic_metrics.inputs import check_positive_int, is_real_number
+from opik_semantic_metrics.inputs import (
+    check_between_0_and_1,
+    check_non_negative_number,
+    check_positive_int,
+)
 
 #: One system's per-item scores: a sequence of numbers or a one-dimensional array.
 Scores: TypeAlias = Sequence[float] | np.ndarray
@@ -183,17 +186,9 @@ def rounding_error(*magnitudes: np.ndarray | float) -> np.ndarray | float:
     return _ROUNDING_ULPS * np.finfo(np.float64).eps * np.abs(largest)
 
 
-def check_tie_tolerance(tie_tolerance: float) -> None:
-    """Raise ``ValueError`` unless ``tie_tolerance`` is a finite number of at least 0."""
-    if not math.isfinite(tie_tolerance) or tie_tolerance < 0:
-        raise ValueError(
-            f"Expected `tie_tolerance` to be a finite number >= 0, got {tie_tolerance!r}."
-        )
-
-
 def _differences(a: np.ndarray, b: np.ndarray, tie_tolerance: float) -> np.ndarray:
     """``a - b``, with the differences no larger than ``tie_tolerance`` set to 0."""
-    check_tie_tolerance(tie_tolerance)
+    check_non_negative_number(tie_tolerance, "tie_tolerance")
     differences = a - b
     ties = np.abs(differences) <= tie_tolerance + rounding_error(a, b)
     return np.where(ties, 0.0, differences)
@@ -214,13 +209,6 @@ def _resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarra
         indices = rng.integers(0, values.size, size=(stop - start, values.size))
         means[start:stop] = values[indices].mean(axis=1)
     return means
-
-
-def check_between_0_and_1(value: float, name: str) -> None:
-    """Refuse a coverage or significance level that is not a number strictly between 0
-    and 1; ``name`` is the argument's name."""
-    if not is_real_number(value) or not 0.0 < value < 1.0:
-        raise ValueError(f"Expected `{name}` between 0 and 1, got {shown(value)}.")
 
 
 def bootstrap_interval(

@@ -40,10 +40,9 @@ from opik_semantic_metrics.answers.tiers import (
     MatchResult,
     SemanticScorer,
     check_answer_format,
-    is_finite_number,
 )
 from opik_semantic_metrics.errors import InputError, ScorerError, shown
-from opik_semantic_metrics.inputs import check_flag
+from opik_semantic_metrics.inputs import check_flag, is_finite_number
 from opik_semantic_metrics.metrics.bertscore import BERTScore
 from opik_semantic_metrics.metrics.failure import metric_failure
 from opik_semantic_metrics.models.registry import MINILM_HUB_ID

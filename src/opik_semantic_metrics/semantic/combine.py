@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from opik_semantic_metrics.inputs import is_real_number
+from opik_semantic_metrics.inputs import is_finite_number, is_real_number
 
 #: The seed's weights of the word, sentence and paragraph levels.
 SEED_WEIGHTS: Final = (0.4, 0.4, 0.2)
@@ -123,7 +123,7 @@ class Combination:
         values = tuple(weights) if is_sequence and not isinstance(weights, str) else ()
         if (
             len(values) != 3
-            or not all(is_real_number(value) and math.isfinite(value) for value in values)
+            or not all(is_finite_number(value) for value in values)
             or min(values) < 0
             or sum(values) <= 0
         ):
