@@ -41,10 +41,10 @@ from opik_semantic_metrics.answers.tiers import (
     SemanticScorer,
     check_answer_format,
 )
-from opik_semantic_metrics.errors import InputError, ScorerError, shown
-from opik_semantic_metrics.inputs import check_flag, is_finite_number
+from opik_semantic_metrics.errors import ScorerError, shown
+from opik_semantic_metrics.inputs import is_finite_number
+from opik_semantic_metrics.metrics.base import PackageMetric
 from opik_semantic_metrics.metrics.bertscore import BERTScore
-from opik_semantic_metrics.metrics.failure import metric_failure
 from opik_semantic_metrics.models.registry import MINILM_HUB_ID
 
 #: Default semantic threshold for BERTScore F1 with all-MiniLM-L6-v2 (layer 6, no idf,
@@ -59,7 +59,7 @@ METADATA_TEXT_LIMIT = 300
 Semantic = base_metric.BaseMetric | Callable[[str, str], float] | Literal["keywords"] | None
 
 
-class AnswerMatch(base_metric.BaseMetric):
+class AnswerMatch(PackageMetric):
     """Whether an output answers a QA item correctly, by ordered matching tiers.
 
     Args:
@@ -115,7 +115,7 @@ class AnswerMatch(base_metric.BaseMetric):
         percent_as_fraction: bool = False,
         abstentions: Sequence[str] = DEFAULT_ABSTENTIONS,
     ) -> None:
-        super().__init__(name=name, track=check_flag(track, "track"), project_name=project_name)
+        super().__init__(name=name, track=track, project_name=project_name)
         scorer, self.semantic_name = _semantic_scorer(semantic)
         if semantic_threshold is None and isinstance(semantic, BERTScore):
             semantic_threshold = _bertscore_threshold(semantic)
@@ -161,13 +161,11 @@ class AnswerMatch(base_metric.BaseMetric):
         """
         if isinstance(input, str):
             question = input
-        try:
+        with self.failing_item(ScorerError):
             answer_format = check_answer_format(answer_format)  # "float" -> "Float"
             result = self.matcher.match(
                 output, reference, answer_format=answer_format, question=question
             )
-        except (InputError, ScorerError) as error:
-            raise metric_failure(f"{type(self).__name__}: {error}") from error
         return score_result.ScoreResult(
             name=self.name,
             value=1.0 if result.matched else 0.0,

@@ -34,21 +34,18 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from opik.evaluation.metrics import base_metric, score_result
+from opik.evaluation.metrics import score_result
 
 from opik_semantic_metrics.bertscore.engine import (
     FAITHFUL_TO_BERT_SCORE,
     BERTScoreEngine,
     BERTScoreResult,
-    TokenMatch,
 )
-from opik_semantic_metrics.errors import InputError
-from opik_semantic_metrics.inputs import check_flag
-from opik_semantic_metrics.metrics.failure import metric_failure
+from opik_semantic_metrics.metrics.base import PackageMetric, record_metadata
 from opik_semantic_metrics.models.loading import dtype_name
 
 
-class BERTScore(base_metric.BaseMetric):
+class BERTScore(PackageMetric):
     """BERTScore (Zhang et al., 2020) of an output against one or several references.
 
     Args:
@@ -108,7 +105,7 @@ class BERTScore(base_metric.BaseMetric):
         dtype: str | torch.dtype | None = None,
         idf_references: Sequence[str | Sequence[str]] | None = None,
     ) -> None:
-        super().__init__(name=name, track=check_flag(track, "track"), project_name=project_name)
+        super().__init__(name=name, track=track, project_name=project_name)
         self.engine = BERTScoreEngine(
             model,
             num_layers,
@@ -128,10 +125,8 @@ class BERTScore(base_metric.BaseMetric):
 
     def fit_idf(self, references: Sequence[str | Sequence[str]]) -> None:
         """Fit idf weights on a dataset's references (needed when ``idf=True``)."""
-        try:
+        with self.failing_item():
             self.engine.fit_idf(references)
-        except InputError as error:
-            raise metric_failure(f"{type(self).__name__}: {error}") from error
 
     def score(
         self, output: str, reference: str | Sequence[str], **ignored_kwargs: Any
@@ -152,10 +147,8 @@ class BERTScore(base_metric.BaseMetric):
                 string or a non-empty list of strings, a text holds an unpaired surrogate,
                 or ``idf=True`` and :meth:`fit_idf` has not been called.
         """
-        try:
+        with self.failing_item():
             result = self.engine.score_one(output, reference)
-        except InputError as error:
-            raise metric_failure(f"{type(self).__name__}: {error}") from error
         return self._score_results(result)
 
     def score_batch(
@@ -167,10 +160,8 @@ class BERTScore(base_metric.BaseMetric):
             MetricComputationError: An item :meth:`score` would fail, or lists of
                 different lengths: checked first, they fail the whole call, naming the item.
         """
-        try:
+        with self.failing_item():
             results = self.engine.score(outputs, references)
-        except InputError as error:
-            raise metric_failure(f"{type(self).__name__}: {error}") from error
         return [self._score_results(result) for result in results]
 
     def _score_results(self, result: BERTScoreResult) -> list[score_result.ScoreResult]:
@@ -195,8 +186,8 @@ class BERTScore(base_metric.BaseMetric):
             "best_reference": result.best_reference,
             "candidate_unknown_tokens": result.candidate_unknown_tokens,
             "reference_unknown_tokens": result.reference_unknown_tokens,
-            "best_match": _match_dict(result.best_match),
-            "worst_match": _match_dict(result.worst_match),
+            "best_match": record_metadata(result.best_match),
+            "worst_match": record_metadata(result.worst_match),
         }
         if undefined:
             metadata["undefined"] = undefined
@@ -207,16 +198,6 @@ class BERTScore(base_metric.BaseMetric):
             )
             for key in ("f1", "precision", "recall")
         ]
-
-
-def _match_dict(match: TokenMatch | None) -> dict[str, Any] | None:
-    if match is None:
-        return None
-    return {
-        "candidate_token": match.candidate_token,
-        "reference_token": match.reference_token,
-        "similarity": match.similarity,
-    }
 
 
 def _reason(

@@ -35,15 +35,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
-from opik.evaluation.metrics import base_metric, score_result
+from opik.evaluation.metrics import score_result
 from opik.exceptions import ScoreMethodMissingArguments
 
 from opik_semantic_metrics.comet.checkpoint import DEFAULT_MODEL
 from opik_semantic_metrics.comet.engine import FAITHFUL_TO_COMET, CometEngine, CometResult
 from opik_semantic_metrics.compare.corpus import system_score_function
-from opik_semantic_metrics.errors import InputError
-from opik_semantic_metrics.inputs import check_flag
-from opik_semantic_metrics.metrics.failure import check_model_scores, metric_failure
+from opik_semantic_metrics.metrics.base import PackageMetric, record_metadata
 from opik_semantic_metrics.models.loading import dtype_name
 
 
@@ -58,7 +56,7 @@ class _NoReferenceField:
 _NO_REFERENCE_FIELD: Any = _NoReferenceField()
 
 
-class COMET(base_metric.BaseMetric):
+class COMET(PackageMetric):
     """COMET (Rei et al., 2020) of a translation given its source (and reference).
 
     Args:
@@ -103,7 +101,7 @@ class COMET(base_metric.BaseMetric):
         project_name: str | None = None,
         dtype: str | torch.dtype | None = None,
     ) -> None:
-        super().__init__(name=name, track=check_flag(track, "track"), project_name=project_name)
+        super().__init__(name=name, track=track, project_name=project_name)
         self.engine = CometEngine(model, device=device, dtype=dtype, batch_size=batch_size)
 
     def score(
@@ -137,11 +135,9 @@ class COMET(base_metric.BaseMetric):
                     self.name, ["reference"], ["input", "output", *ignored_kwargs]
                 )
             reference = None
-        try:
+        with self.failing_item():
             result = self.engine.score_one(input, output, reference)
-        except InputError as error:
-            raise metric_failure(f"{type(self).__name__}: {error}") from error
-        check_model_scores(type(self).__name__, [result.score])
+        self.check_scores([result.score])
         return self._score_result(result)
 
     def score_batch(
@@ -156,11 +152,9 @@ class COMET(base_metric.BaseMetric):
             MetricComputationError: An item :meth:`score` would fail, or lists of
                 different lengths: checked first, they fail the whole call, naming the item.
         """
-        try:
+        with self.failing_item():
             results = self.engine.score(inputs, outputs, references)
-        except InputError as error:
-            raise metric_failure(f"{type(self).__name__}: {error}") from error
-        check_model_scores(type(self).__name__, [result.score for result in results])
+        self.check_scores([result.score for result in results])
         return [self._score_result(result) for result in results]
 
     def experiment_scoring_functions(
@@ -193,16 +187,7 @@ class COMET(base_metric.BaseMetric):
         if result.partial_scores:
             metadata["partial_scores"] = dict(result.partial_scores)
         if result.error_spans is not None:
-            metadata["error_spans"] = [
-                {
-                    "text": span.text,
-                    "severity": span.severity,
-                    "confidence": span.confidence,
-                    "start": span.start,
-                    "end": span.end,
-                }
-                for span in result.error_spans
-            ]
+            metadata["error_spans"] = [record_metadata(span) for span in result.error_spans]
         return score_result.ScoreResult(
             name=self.name, value=result.score, reason=self._reason(result), metadata=metadata
         )

@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from opik.evaluation.metrics import base_metric, score_result
+from opik.evaluation.metrics import score_result
 
-from opik_semantic_metrics.errors import InputError
-from opik_semantic_metrics.inputs import as_list, check_flag
-from opik_semantic_metrics.metrics.failure import check_model_scores, metric_failure
+from opik_semantic_metrics.inputs import as_list
+from opik_semantic_metrics.metrics.base import PackageMetric
+from opik_semantic_metrics.metrics.failure import metric_failure
 from opik_semantic_metrics.models.loading import dtype_name
 from opik_semantic_metrics.semantic.combine import DEFAULT_FLOOR, DEFAULT_SNAP, DEFAULT_WEIGHTS
 from opik_semantic_metrics.semantic.engine import (
@@ -64,7 +64,7 @@ _UNSCORED_REASONS: dict[Status, str] = {
 }
 
 
-class SemanticMatch(base_metric.BaseMetric):
+class SemanticMatch(PackageMetric):
     """Layered semantic similarity of an output to a reference answer, in ``[0, 1]``.
 
     Three cosine-based levels (idf-weighted word-piece alignment, sentence embedding of
@@ -124,7 +124,7 @@ class SemanticMatch(base_metric.BaseMetric):
         batch_size: int = 64,
         dtype: str | torch.dtype | None = None,
     ) -> None:
-        super().__init__(name=name, track=check_flag(track, "track"), project_name=project_name)
+        super().__init__(name=name, track=track, project_name=project_name)
         self.engine = SemanticMatchEngine(
             model,
             weights=weights,
@@ -149,10 +149,8 @@ class SemanticMatch(base_metric.BaseMetric):
             MetricComputationError: An empty corpus, a malformed reference, or fewer than
                 two distinct references (when the baseline is not fixed).
         """
-        try:
+        with self.failing_item():
             self.engine.fit(references)
-        except InputError as error:
-            raise metric_failure(f"{type(self).__name__}: {error}") from error
         return self
 
     def fit_from_items(
@@ -165,10 +163,8 @@ class SemanticMatch(base_metric.BaseMetric):
             MetricComputationError: ``items`` is not a list (or other sequence, not a
                 string), an item is not a mapping or has no such field, or as :meth:`fit`.
         """
-        try:
+        with self.failing_item():
             as_list(items, "items")
-        except InputError as error:
-            raise metric_failure(f"{type(self).__name__}: {error}") from error
         references = []
         for index, item in enumerate(items):
             if not isinstance(item, Mapping) or reference_key not in item:
@@ -222,11 +218,9 @@ class SemanticMatch(base_metric.BaseMetric):
                 string or a non-empty list of strings, or the model's vectors give a
                 score that is NaN (a damaged checkpoint, an overflow).
         """
-        try:
+        with self.failing_item():
             result = self.engine.score_one(output, reference)
-        except InputError as error:
-            raise metric_failure(f"{type(self).__name__}: {error}") from error
-        check_model_scores(type(self).__name__, [_checked_score(result)])
+        self.check_scores([_checked_score(result)])
         return self._score_result(result)
 
     def score_batch(
@@ -238,11 +232,9 @@ class SemanticMatch(base_metric.BaseMetric):
             MetricComputationError: An item :meth:`score` would fail, or lists of
                 different lengths: checked first, they fail the whole call, naming the item.
         """
-        try:
+        with self.failing_item():
             results = self.engine.score(outputs, references)
-        except InputError as error:
-            raise metric_failure(f"{type(self).__name__}: {error}") from error
-        check_model_scores(type(self).__name__, [_checked_score(result) for result in results])
+        self.check_scores([_checked_score(result) for result in results])
         return [self._score_result(result) for result in results]
 
     def _score_result(self, result: SemanticMatchResult) -> score_result.ScoreResult:
