@@ -49,6 +49,7 @@ from opik_semantic_metrics.inputs import (
 )
 from opik_semantic_metrics.models.loading import (
     LoadedEncoder,
+    ModelSource,
     checked_layer,
     checked_model_name,
     hidden_size,
@@ -70,9 +71,8 @@ BERT_SCORE_HASH_VERSION = "0.3.12"
 
 Reference = str | Sequence[str]
 
-#: Fewest items a batcher worker's batches are sized for. With 16 Opik threads on 2
-#: cores, two workers with batches of up to 8 beat one with batches of up to 16 (1.12x),
-#: while two with batches of up to 16 ran batches of 5 on average and were slower.
+#: Fewest items a batcher worker's batches are sized for: more workers would each form
+#: batches too small to pay (``docs/design/micro-batching.md``).
 _ITEMS_PER_WORKER = 8
 
 
@@ -158,6 +158,44 @@ def _best_reference(
     return next((i for i in tied if not embedded[group[i]].encoded.empty), tied[0])
 
 
+def _check_asked_together(
+    idf: bool,
+    idf_references: object,
+    rescale_with_baseline: bool,
+    baseline_path: object,
+    lang: object,
+) -> None:
+    """Refuse settings that mean nothing without another: a ``baseline_path`` without
+    rescaling, ``idf_references`` without idf (bert_score ignores both; one given is the
+    other wanted), or a ``lang`` that is no language code."""
+    if baseline_path is not None and not rescale_with_baseline:
+        raise ValueError(
+            "`baseline_path` is read only with `rescale_with_baseline=True`: pass both."
+        )
+    if idf_references is not None and not idf:
+        raise ValueError("`idf_references` are used only with `idf=True`: pass both.")
+    if lang is not None and not isinstance(lang, str):
+        raise ValueError(f"Expected `lang` to be a language code such as 'en', got {lang!r}.")
+
+
+def _resolved_model(
+    model: str | None, num_layers: int | None, lang: str | None, trust_remote_code: bool
+) -> tuple[str, str | None, ModelSource, int]:
+    """The model to load (``lang``'s default where none is named, as bert_score: ``lang``
+    then defaults to ``"en"``), the ``lang`` that chose it, where it comes from, and its
+    layer (bert_score's tuned layer where none is named), checked against the model's
+    configuration: the model itself loads on first use."""
+    if model is None:
+        lang = lang or "en"
+        model = default_model_for_lang(lang)
+    model = checked_model_name(model)
+    source = resolve_model_source(model)
+    if num_layers is None:
+        num_layers = bertscore_layer(model)
+    num_layers, _ = checked_layer(source, num_layers, trust_remote_code, "num_layers")
+    return model, lang, source, num_layers
+
+
 class BERTScoreEngine:
     """BERTScore with a model loaded once and shared.
 
@@ -183,11 +221,9 @@ class BERTScoreEngine:
             16, Opik's default number of scoring threads. On a CPU they are shared
             between batcher workers that share the cores (two for 16 items: on 2
             cores, two single-threaded batches of up to 8 side by side; on more cores,
-            each worker gets half of them): with 16 Opik threads on 2 cores that
-            scored an experiment 1.12x as fast (1.05-1.19x in 3 alternated runs of
-            ``benchmarks/bertscore_throughput.py``'s case c) as one two-threaded worker
-            with batches of up to 16, which in turn beat one with batches of up to 8 by
-            about 7%.
+            each worker gets half of them), because side-by-side batches score an
+            experiment per item inside Opik faster than one worker with all the cores
+            (figures: ``docs/design/micro-batching.md``).
         cache: Where token embeddings are kept; the process-wide cache by default.
         use_fast_tokenizer: Load the fast tokenizer class (bert_score's hash notes it).
         trust_remote_code: Allow models with code in their Hub repository.
@@ -226,29 +262,19 @@ class BERTScoreEngine:
     ) -> None:
         batch_size = check_positive_int(batch_size, "batch_size")
         micro_batch_size = check_positive_int(micro_batch_size, "micro_batch_size")
-        idf = check_flag(idf, "idf")
-        rescale_with_baseline = check_flag(rescale_with_baseline, "rescale_with_baseline")
-        use_fast_tokenizer = check_flag(use_fast_tokenizer, "use_fast_tokenizer")
-        trust_remote_code = check_flag(trust_remote_code, "trust_remote_code")
-        if baseline_path is not None and not rescale_with_baseline:
-            # bert_score ignores it; a path given is a rescaling wanted.
-            raise ValueError(
-                "`baseline_path` is read only with `rescale_with_baseline=True`: pass both."
+        idf, rescale_with_baseline, use_fast_tokenizer, trust_remote_code = (
+            check_flag(value, name)
+            for value, name in (
+                (idf, "idf"),
+                (rescale_with_baseline, "rescale_with_baseline"),
+                (use_fast_tokenizer, "use_fast_tokenizer"),
+                (trust_remote_code, "trust_remote_code"),
             )
-        if idf_references is not None and not idf:
-            # The same: references given to fit idf on are idf wanted.
-            raise ValueError("`idf_references` are used only with `idf=True`: pass both.")
-        if lang is not None and not isinstance(lang, str):
-            raise ValueError(f"Expected `lang` to be a language code such as 'en', got {lang!r}.")
-        if model is None:
-            lang = lang or "en"
-            model = default_model_for_lang(lang)
-        model = checked_model_name(model)
-        source = resolve_model_source(model)
-        if num_layers is None:
-            num_layers = bertscore_layer(model)
-        # Checked now, from the configuration: the model itself loads on first use.
-        num_layers, _ = checked_layer(source, num_layers, trust_remote_code, "num_layers")
+        )
+        _check_asked_together(idf, idf_references, rescale_with_baseline, baseline_path, lang)
+        model, lang, source, num_layers = _resolved_model(
+            model, num_layers, lang, trust_remote_code
+        )
         self.model_name = source.name
         self.num_layers = num_layers
         self.lang = lang
@@ -260,19 +286,7 @@ class BERTScoreEngine:
         self._forward_batch_size = HalvingBatchSize(batch_size)
         self._match_batch_size = HalvingBatchSize(batch_size)
         self.cache = cache if cache is not None else shared_cache()
-        # On a CPU, batcher workers that share the cores, so that micro-batches compute
-        # side by side (batching/cpu_parallel.py); as many as keep each batch at
-        # _ITEMS_PER_WORKER items or more (2 for 16 items, one core each on 2 cores).
-        torch_device = resolve_device(device)
-        resolve_dtype(dtype, torch_device)  # a bad dtype fails here, not on every item
-        cores = side_by_side_workers(torch_device)
-        workers = max(1, min(cores, micro_batch_size // _ITEMS_PER_WORKER))
-        self.batcher: MicroBatcher[tuple[str, Reference], BERTScoreResult] = MicroBatcher(
-            self._score_items,
-            max_batch_size=max(1, micro_batch_size // workers),
-            workers=workers,
-            worker_setup=functools.partial(use_threads, cores // workers) if workers > 1 else None,
-        )
+        self.batcher = self._make_batcher(device, dtype, micro_batch_size)
         self.use_fast_tokenizer = use_fast_tokenizer
         self._load_args = {
             "model": model,
@@ -284,27 +298,60 @@ class BERTScoreEngine:
         }
         self.baseline: Baseline | None = None
         if rescale_with_baseline:
-            if self.baseline_path is None:
-                if lang is None:
-                    raise ValueError(
-                        "Rescaling needs `lang` (to find bert_score's packaged baseline) or "
-                        "`baseline_path`."
-                    )
-                self.baseline_path = packaged_baseline_path(lang, model)
-            try:
-                self.baseline = read_baseline(self.baseline_path, num_layers)
-            except FileNotFoundError as error:
-                if self.custom_baseline:
-                    raise ValueError(f"Cannot read `baseline_path`: {error}.") from error
-                raise ValueError(
-                    f"No baseline for {model!r} on {lang!r}: {error}. Pass `baseline_path` "
-                    "(make one with `BERTScoreEngine.compute_baseline`)."
-                ) from error
+            self.baseline = self._read_baseline(model, lang, num_layers)
         self._encoder: LoadedEncoder | None = None
         self._text_encoder: TextEncoder | None = None
         self.idf_table: IdfTable | None = None
         if idf_references is not None:
             self._fit_idf(idf_references, "idf_references")
+
+    def _make_batcher(
+        self,
+        device: str | torch.device | None,
+        dtype: str | torch.dtype | None,
+        micro_batch_size: int,
+    ) -> MicroBatcher[tuple[str, Reference], BERTScoreResult]:
+        """The batcher of :meth:`score_one` calls: on a CPU, workers that share the cores,
+        so that micro-batches compute side by side (``batching/cpu_parallel.py``); as many
+        as keep each batch at ``_ITEMS_PER_WORKER`` items or more (2 for 16 items).
+
+        Raises:
+            ValueError: A bad ``device`` or ``dtype`` (checked here, not on every item).
+        """
+        torch_device = resolve_device(device)
+        resolve_dtype(dtype, torch_device)  # a bad dtype fails here, not on every item
+        cores = side_by_side_workers(torch_device)
+        workers = max(1, min(cores, micro_batch_size // _ITEMS_PER_WORKER))
+        return MicroBatcher(
+            self._score_items,
+            max_batch_size=max(1, micro_batch_size // workers),
+            workers=workers,
+            worker_setup=functools.partial(use_threads, cores // workers) if workers > 1 else None,
+        )
+
+    def _read_baseline(self, model: str, lang: str | None, num_layers: int) -> Baseline:
+        """The rescaling baseline of ``num_layers``: from ``baseline_path``, else the
+        packaged file of ``lang`` and ``model`` (whose path becomes ``baseline_path``).
+
+        Raises:
+            ValueError: Neither ``lang`` nor ``baseline_path``, or no such baseline.
+        """
+        if self.baseline_path is None:
+            if lang is None:
+                raise ValueError(
+                    "Rescaling needs `lang` (to find bert_score's packaged baseline) or "
+                    "`baseline_path`."
+                )
+            self.baseline_path = packaged_baseline_path(lang, model)
+        try:
+            return read_baseline(self.baseline_path, num_layers)
+        except FileNotFoundError as error:
+            if self.custom_baseline:
+                raise ValueError(f"Cannot read `baseline_path`: {error}.") from error
+            raise ValueError(
+                f"No baseline for {model!r} on {lang!r}: {error}. Pass `baseline_path` "
+                "(make one with `BERTScoreEngine.compute_baseline`)."
+            ) from error
 
     # -- loading -----------------------------------------------------------------------
 
