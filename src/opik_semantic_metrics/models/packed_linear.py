@@ -1,41 +1,30 @@
 """Linear layers with weights packed once for oneDNN, for inference on x86-64 CPUs.
 
-An encoder spends almost all its CPU time in the matrix multiplications of its linear
-layers. PyTorch's CPU builds run ``nn.Linear`` through MKL's sgemm, which repacks the
-weight matrix on every call and, on AMD processors, takes its AVX2 code path. oneDNN
-(shipped inside PyTorch as ``torch.ops.mkldnn``) can pack a weight once into the layout its
-AVX-512/AVX2 kernels read, and PyTorch's own compiler (inductor) uses exactly these two
-operators for CPU inference: ``_reorder_linear_weight`` (pack once) and
-``_linear_pointwise`` (multiply by the packed weight, add the bias).
-
-Measured on the 2-core AMD EPYC (Zen 4) machine of ``benchmarks/bertscore_throughput.py``:
-the same MiniLM forward passes take 15% less time, and a 1024x384 by 384x1536 product runs
-at 197 instead of 140 GFLOP/s. The result is the same product with another summation
-order: hidden states differ from ``nn.Linear``'s by float32 rounding (below 1e-5
-absolute on MiniLM's layer 6, whose values reach about 10); BERTScores of the
-benchmark's 2,000 pairs move by at most 3.6e-7 and stay equal to bert_score's within the
-1e-5 our oracle tests require. The loader (``loading.py``) packs the encoders of
-BERTScore and SemanticMatch. COMET's encoders are not packed: its regression head
-amplifies the rounding, and on the 6-layer benchmark model of
-``benchmarks/comet_throughput.py`` packing moved scores up to 2.1e-5 away from
-unbabel-comet's (3.6e-6 unpacked), beyond the 1e-5 we promise.
+An encoder spends almost all its CPU time in the products of its linear layers;
+``nn.Linear`` on the CPU repacks its weight on every call, while oneDNN (inside PyTorch as
+``torch.ops.mkldnn``) packs it once into the layout its kernels read. PyTorch's own
+compiler (inductor) uses the same two operators for CPU inference:
+``_reorder_linear_weight`` (pack once) and ``_linear_pointwise`` (multiply by the packed
+weight, add the bias). The result is the same product with another summation order,
+equal to ``nn.Linear``'s to float32 rounding. The loader (``loading.py``) packs the
+encoders of BERTScore and SemanticMatch, not COMET's, whose regression head amplifies
+that rounding beyond the 1e-5 promised.
 
 Packing is used only where it is known to hold: a CPU model, float32 or bfloat16 weights,
 an x86-64 processor, PyTorch built with oneDNN and both operators present, and a probe
 product equal to ``torch.nn.functional.linear``'s; the loader also checks the whole
 model's output on a probe text, and a model that fails or differs once packed (T5, whose
-feed-forward reads its layer's ``weight``) gets its own modules back. Anywhere else the
-model is left as it was. Only plain ``nn.Linear`` modules are replaced (not subclasses,
-which may do more).
+feed-forward reads its layer's ``weight``) gets its own modules back. Only plain
+``nn.Linear`` modules are replaced (not subclasses, which may do more).
 
 The exact (erf) GELU that follows the first feed-forward layer of BERT-family models
 (``intermediate_act_fn`` after ``dense``, transformers' naming) is fused into that
-layer's product: oneDNN applies it to each output tile while it is still in cache
-instead of writing the 1536-wide intermediate out and reading it back. On the
-benchmark's 2,000 MiniLM pairs, fused and unfused runs alternated in one process (4
-rounds) took 3% less time whole-list and 5% less in 8-item micro-batches, and the 2,000
-F1 were unchanged (identical to the last bit). Each fusion is checked on the module itself
-(the module's output before and after, on a probe input) and undone if they differ.
+layer's product, so that the wide intermediate is not written out and read back; each
+fusion is checked on the module itself (its output before and after, on a probe input)
+and undone if they differ.
+
+The switch :mod:`~opik_semantic_metrics.models.encoder_paths` turns packing off; figures
+are in ``docs/design/cpu-encoder-paths.md``.
 """
 
 from __future__ import annotations
@@ -47,6 +36,8 @@ from typing import TypeGuard
 
 import torch
 from transformers.activations import GELUActivation
+
+from opik_semantic_metrics.models.encoder_paths import hand_written_paths_enabled
 
 _X86_64 = {"x86_64", "amd64"}
 
@@ -151,7 +142,8 @@ def same_output(packed: torch.Tensor, expected: torch.Tensor) -> bool:
 
 def pack_linear_layers(model: torch.nn.Module, unchanged: Callable[[], bool] | None = None) -> int:
     """Replace, in place, every plain ``nn.Linear`` of a CPU inference model by a
-    :class:`PackedLinear`, where :func:`packing_supported`; returns how many were replaced.
+    :class:`PackedLinear`, where :func:`packing_supported` and the hand-written paths are
+    on (:mod:`~opik_semantic_metrics.models.encoder_paths`); returns how many were replaced.
 
     Exact GELUs that follow a feed-forward layer are fused into it where that leaves the
     module's output unchanged (see the module docstring). The model must not be trained
@@ -168,7 +160,7 @@ def pack_linear_layers(model: torch.nn.Module, unchanged: Callable[[], bool] | N
     parameter = next(model.parameters(), None)
     if parameter is None or parameter.device.type != "cpu":
         return 0
-    if not packing_supported(parameter.dtype):
+    if not hand_written_paths_enabled() or not packing_supported(parameter.dtype):
         return 0
     own_modules = [
         (module, name, child)

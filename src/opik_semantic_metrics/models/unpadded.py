@@ -1,13 +1,7 @@
 """BERT-family encoders run on their real tokens only, without padding.
 
-A batch of texts of different lengths is padded to its longest text, and transformers'
-``BertModel`` runs every layer on every padded position. Nearly all of an encoder's
-work is in its linear layers, which act on each token by itself, so the padded rows are
-pure waste: 21% more rows than real tokens in the 8-item micro-batches that
-BERTScore's batcher forms from Opik's per-item calls on
-``benchmarks/bertscore_throughput.py``'s captions (lengths 8 to 21 tokens, in the order
-they arrive).
-
+A padded batch runs every layer on every padded position; the linear layers, nearly all
+of an encoder's work, act on each token by itself, so those rows are waste.
 :meth:`UnpaddedEncoder.hidden_states` runs the model's own weights, in the model's own
 order, on a ``(tokens, width)`` matrix of the real tokens; only the attention product,
 which mixes the tokens of one text, puts the rows back into a padded ``(batch, heads,
@@ -21,45 +15,19 @@ mode)::
     x = LayerNorm(GELU(h W1 + b1) W2 + b2 + h)               # feed-forward, exact GELU
 
 The embeddings are the model's own module on the padded ids (so RoBERTa's position ids,
-counted from its padding index, are its own). The real tokens' hidden states are those
-of the model itself, not an approximation (the same operations on the same rows; on
-MiniLM they came out identical to the last bit); padded positions come back as zeros
-instead of the values transformers computes there, which nobody reads. Taking the rows
-out and putting them back costs about 4% of a pass, so a batch with less padding than
-:data:`MIN_PADDED_SHARE` keeps its padding (:func:`pays_to_unpad`).
-
-The layer loop (:func:`_run_layers`) is compiled once by TorchScript. Run as Python,
-every operation of a pass gives Python's GIL back and takes it again; in Opik, 16
-threads want the GIL too, so a batcher worker whose kernel had finished often waited
-for it before it could start the next one. Compiled, the loop runs without the GIL.
-Case (c) of the benchmark, alternated runs against the loop as Python: 9.4, 11.0 and
-11.3 s against 10.5, 11.2 and 12.3 s; the workers' time in forward passes 16-19 s
-against 18-20 s. Whole lists (case d), with no other threads, gained nothing beyond the
-noise. Where TorchScript cannot compile (PyTorch without it, no source files) the
-same function runs as Python, with the same results.
-
-A batch with less padding than :data:`MIN_PADDED_SHARE` still runs through these layers,
-with every slot of its padded layout as a row (as transformers runs it): its row count
-is rounded like the others (:func:`row_count`). Run through the model as it is, each new
-text length was a new row count for oneDNN, which keeps compiled kernels per row count:
-a lone caller scoring pairs of 3 to 199 words, three times over, grew the process by
-778 MiB and still growing, against 161 MiB rounded (``benchmarks/row_counts_memory.py``).
+counted from its padding index, are its own). The real tokens' hidden states are those of
+the model itself; padded positions come back as zeros, which nobody reads. A batch with
+less padding than :data:`MIN_PADDED_SHARE` keeps its padding (:func:`pays_to_unpad`) and
+runs every slot as a row, so that its row count is rounded like the others
+(:func:`row_count`). The layer loop is compiled once by TorchScript, so that a pass does
+not wait for Python's GIL behind Opik's threads between operations.
 
 Used only where it is known to hold (:func:`prepare_unpadded`): an exact ``BertModel``,
-``RobertaModel`` or ``XLMRobertaModel`` (the families of bert_score's default models and
-of all-MiniLM-L6-v2) with absolute positions, no decoder, transformers' layer layout and
-the exact GELU (every linear layer plain, or every one packed with the GELU fused, see
-``packed_linear.py``), whose output on a probe batch of two texts of different lengths,
-and on the longer alone, equals the model's own. Anything else (a ReLU or tanh-GELU
-model, say) runs through transformers as before.
-
-Measured on the 2-core machine of the benchmark (MiniLM, float32): one thread, batches of
-16 texts of random lengths 8 to 21 tokens, 4.7 instead of 5.9 ms of CPU a text; the
-benchmark's case (c), 2,000 items through Opik with 16 threads, alternated runs: 12.5 and
-13.0 s against 13.5 and 15.1 s, its encoder's CPU time 16.5 s against 18.5 s. Whole
-lists (case d), sorted by length before batching, hardly pad, and take the same time
-here as through the model (where no key is padding, the attention runs unmasked, as in
-transformers).
+``RobertaModel`` or ``XLMRobertaModel`` with absolute positions, no decoder,
+transformers' layer layout and the exact GELU, whose output on a probe batch equals the
+model's own; anything else runs through transformers. The switch
+:mod:`~opik_semantic_metrics.models.encoder_paths` turns it off; figures and history are
+in ``docs/design/cpu-encoder-paths.md``.
 """
 
 from __future__ import annotations
@@ -73,6 +41,7 @@ from typing import Any
 
 import torch
 
+from opik_semantic_metrics.models.encoder_paths import hand_written_paths_enabled
 from opik_semantic_metrics.models.packed_linear import PackedLinear, is_exact_gelu, packed_product
 
 logger = logging.getLogger(__name__)
@@ -80,8 +49,7 @@ logger = logging.getLogger(__name__)
 #: The model classes (by name) whose layers :class:`UnpaddedEncoder` knows.
 UNPADDED_MODEL_CLASSES = frozenset({"BertModel", "RobertaModel", "XLMRobertaModel"})
 #: Least share of padded positions in a batch for which running without padding pays:
-#: taking the rows out and putting them back (a concatenation, zero fills, index copies)
-#: cost about 4% of a pass's CPU time, profiled on MiniLM with 64 texts of 15 tokens.
+#: taking the rows out and putting them back costs a few percent of a pass.
 MIN_PADDED_SHARE = 0.05
 
 
@@ -90,8 +58,8 @@ def row_count(tokens: int) -> int:
     significant bits, 16 row counts an octave (at most 1/16 more rows; 232 for 230).
 
     oneDNN and PyTorch's ideep layer keep compiled kernels for every row count they
-    see, about 0.6 MB each, up to 1,024 of them: exact token counts of micro-batches
-    (hundreds of distinct values) grew a 2,000-item run by 90 MB, rounded ones do not.
+    see, up to 1,024 of them: exact token counts would grow the process with every new
+    batch shape, rounded ones do not.
     """
     step = 1 << max(0, tokens.bit_length() - 5)
     return -(-tokens // step) * step
@@ -149,12 +117,15 @@ class UnpaddedEncoder:
 
 def prepare_unpadded(model: torch.nn.Module) -> UnpaddedEncoder | None:
     """``model``'s :class:`UnpaddedEncoder`, or ``None`` where it would not give the model's
-    own last hidden states.
+    own last hidden states, or where the hand-written paths are off
+    (:mod:`~opik_semantic_metrics.models.encoder_paths`).
 
     Checks the class, configuration and layer layout, then a probe batch of two texts of
     different lengths, and the longer alone, against the model's own output (float32
     within 1e-5, half types within 5e-2).
     """
+    if not hand_written_paths_enabled():
+        return None
     config = getattr(model, "config", None)
     if type(model).__name__ not in UNPADDED_MODEL_CLASSES or config is None:
         return None
