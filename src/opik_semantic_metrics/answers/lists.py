@@ -122,8 +122,7 @@ def python_value(value: object) -> object:
 
     An array of more than :data:`MAX_LIST_ITEMS` values gives its first
     ``MAX_LIST_ITEMS + 1``, flat: enough for the answer to be refused as too long,
-    without first turning millions of values into Python objects (for a
-    20-million-value array, about 0.8 GB more peak memory and 2-3 s).
+    without first turning millions of values into Python objects.
 
     Raises:
         InputError: Its values cannot be read (a tensor on the "meta" device, a sparse one).

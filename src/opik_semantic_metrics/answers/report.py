@@ -1,6 +1,6 @@
 """Accuracy of a QA run under strict matching and under each AnswerMatch tier, as markdown.
 
-The seed analysis compared accuracy under strict exact matching with accuracy under
+The MMESGBench answer analysis compared accuracy under strict exact matching with accuracy under
 more forgiving tiers and listed the items each change flipped; :func:`markdown_report`
 writes that analysis for any run. Because the tiers are tried in order and the first
 match decides, an item matched by tier *k* is matched by no earlier tier, so the
@@ -161,7 +161,7 @@ def markdown_report(
     title: str = "AnswerMatch report",
     max_listed: int = 20,
 ) -> str:
-    """The seed analysis's tables for a run, as markdown.
+    """The MMESGBench answer analysis's tables for a run, as markdown.
 
     Sections: accuracy under strict matching and with each tier added (cumulative),
     items per method, accuracy per answer format, abstentions, the items each tier

@@ -9,7 +9,7 @@ result's ``method``:
    except for list literals and Python lists, which tier 4 compares item by item;
 3. ``numeric``: both read as numbers (percent, thousands separators, signs, decimals,
    scientific notation) and equal within the tolerance (default 0.01 absolute, the
-   seed analysis's rule). For ``Int`` and ``Float`` answers a sentence holding exactly
+   MMESGBench answer analysis's rule). For ``Int`` and ``Float`` answers a sentence holding exactly
    one number counts as that number;
 4. ``list``: both read as lists (:mod:`~opik_semantic_metrics.answers.lists`) of equal
    length whose elements match pairwise by tiers 1-3. Order is ignored unless
@@ -25,7 +25,7 @@ result's ``method``:
    unknown format whose gold is text, not a number or a list), a semantic score of at
    least the threshold. The scorer is any ``(output, reference) -> float``, or
    ``"keywords"``: the share of the gold's words longer than 3 characters that begin a
-   word of the output (the seed analysis's keyword check, with 1.0, every word, as the
+   word of the output (the MMESGBench answer analysis's keyword check, with 1.0, every word, as the
    default threshold). Two guards keep embedding similarity from matching opposite
    answers: no semantic match when exactly one side is negated (``not``, ``no``,
    ``never``, ``without``...), or when a number in the gold is missing from the output
@@ -37,8 +37,9 @@ Bad input (the engine's contract; the Opik metric turns :class:`InputError` into
 - ``output`` ``None``, NaN or an infinity: no answer, so no match (a defined 0, flagged
   ``output_missing`` or ``output_not_finite``), never an error: a missing answer is a
   wrong answer and must stay in an accuracy's denominator.
-- ``reference`` ``None`` or NaN: the gold is "not answerable" (the seed's convention for
-  ``None``; pandas reads an empty cell as NaN). An infinite ``reference``: InputError.
+- ``reference`` ``None`` or NaN: the gold is "not answerable" (the MMESGBench answer
+  analysis's convention for ``None``; pandas reads an empty cell as NaN). An infinite
+  ``reference``: InputError.
 - ints and floats: numbers. ``82`` matches ``"82%"`` and ``"82.0"`` (tier 3) and
   ``"82"`` (tier 1, through its text); booleans are the texts ``True`` and ``False``.
 - Python lists and tuples: list answers, within the bounds of
@@ -118,7 +119,8 @@ DEFAULT_ABSTENTIONS = (
 )
 #: Longer outputs that mention an abstention phrase are answers, not abstentions.
 MAX_ABSTENTION_WORDS = 40
-#: Words of a question that make a list's order matter (the seed analysis's list, inflected).
+#: Words of a question that make a list's order matter (the MMESGBench answer analysis's
+#: list, inflected).
 ORDER_WORDS = (
     "first",
     "last",
@@ -141,7 +143,7 @@ _DIGIT_RUN = re.compile(r"\d+(?:\.\d+)?")
 #: The semantic tier's model-free mode.
 KEYWORDS = "keywords"
 #: Keyword coverage counts the gold's words at least this long, i.e. longer than 3
-#: characters (the seed analysis's rule).
+#: characters (the MMESGBench answer analysis's rule).
 KEYWORD_MIN_LENGTH = 4
 _NEGATIONS = frozenset(
     (

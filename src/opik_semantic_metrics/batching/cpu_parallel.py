@@ -8,10 +8,8 @@ independent, so :func:`map_batches` runs them side by side instead: one worker t
 core, each running whole forward passes on one OpenMP thread. PyTorch releases the GIL
 inside its kernels, so the workers compute at the same time.
 
-Measured on the 2-core machine of ``benchmarks/bertscore_throughput.py`` (its 2,000
-pairs, MiniLM, side by side and not, alternated in one process over 4 rounds):
-whole-list BERTScore ran 1.08x as fast (1.05x to 1.12x per round), with identical
-scores. BERTScore, SemanticMatch and COMET batch whole lists through
+Scores are identical either way (figures: ``docs/design/micro-batching.md``).
+BERTScore, SemanticMatch and COMET batch whole lists through
 :func:`map_longest_first`. Opik's micro-batches use the same set-up: the BERTScore
 engine gives its :class:`~opik_semantic_metrics.batching.microbatch.MicroBatcher` two
 workers that share the cores between them, so that two micro-batches compute side by

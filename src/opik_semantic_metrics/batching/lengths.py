@@ -10,13 +10,9 @@ text's padding is longer than the text itself, so a batch carries fewer padded r
 than real ones.
 
 Why cut by length as well as by count: Opik's micro-batches hold whatever items arrive
-together, and a summarisation or QA dataset mixes one-line and paragraph-long texts.
-Measured with MiniLM on 2 CPU cores (``benchmarks/length_bucketing.py``: BERTScore per
-item in Opik, 16 threads, 2,000 pairs of which a quarter are paragraphs of 4-8
-captions, 3 alternated rounds): one padded pass per micro-batch carried 158% padding,
-passes cut by length 17%, and the cut made the run 1.17x as fast (1.11-1.18x per
-round). On caption-length pairs alone it cuts 2% of the micro-batches and the speed
-is unchanged (1.00x median).
+together, and a summarisation or QA dataset mixes one-line and paragraph-long texts,
+whose padding would otherwise outweigh the real tokens (figures:
+``docs/design/micro-batching.md``).
 """
 
 from __future__ import annotations

@@ -17,26 +17,20 @@ worker threads. A model scores 16 items in one forward pass far faster than in 1
   and never waits;
 - a worker ends after ``idle_s`` without items, and the next queued item starts a new one.
 
-Items are taken in arrival order. Length bucketing happens one step later, where the
-engines cut a batch's texts into forward passes of similar length (``lengths.py``).
-Choosing among the waiting items by length was tried (the oldest and those nearest to
-it in length): with 16 Opik threads and two workers of 8, a worker seldom finds more
-than a batch waiting, so the padding of a mixed-length workload only fell from 157% to
-150% (one run of 300 pairs of ``benchmarks/length_bucketing.py``'s workload).
+Items are taken in arrival order: a worker seldom finds more than a batch waiting, so
+choosing among them by length gains little. Length bucketing happens one step later,
+where the engines cut a batch's texts into forward passes of similar length
+(``lengths.py``).
 
 Why worker threads rather than letting a waiting caller run the batch: every forward
 pass then starts from the same thread, so the CPU thread pool PyTorch's kernels run on
 (OpenMP's, kept per calling thread) is one warm pool instead of one per Opik thread.
-Measured on 2 CPU cores with 16 Opik threads, this made BERTScore per item in Opik
-15-25% faster (``benchmarks/bertscore_throughput.py``, cases c and e). With
-``workers=2`` and a ``worker_setup`` that makes each worker single-threaded, two
+With ``workers=2`` and a ``worker_setup`` that makes each worker single-threaded, two
 batches compute side by side, one a core (see ``cpu_parallel.py``).
 
 Why a lone caller runs its own item: it is always the same thread, so its pool is warm
-too, and it has every core to itself, where a worker may have been set up for one. On
-2 cores, BERTScore of one caption pair a call took 12-14 ms handed to a single-threaded
-worker and 9-11 ms in the caller's thread (benchmark case j, alternated call by call);
-300 pairs scored one after another took 2.5-2.8 s instead of 3.6-4.5 s.
+too, and it has every core to itself, where a worker may have been set up for one.
+Figures for each choice are in ``docs/design/micro-batching.md``.
 
 One item's failure fails only that item's caller: when ``process`` raises on a batch,
 each item of the batch is run again on its own, and each caller gets its own result or

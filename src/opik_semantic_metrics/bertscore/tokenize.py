@@ -110,8 +110,7 @@ class TextEncoder:
         """Token ids of several texts, in order, from one call into the tokenizer.
 
         One call for the list rather than one a text: a fast tokenizer then encodes it
-        in one pass through its Rust core, with the same ids (3,532 caption-length
-        texts: 0.19 s one at a time, 0.14 s in one call, 0.12 s in calls of 14).
+        in one pass through its Rust core, faster and with the same ids.
         """
         stripped = [text.strip() for text in texts]
         present = [index for index, text in enumerate(stripped) if text]

@@ -17,10 +17,10 @@ from opik_semantic_metrics.output_files import replace_file
 
 #: Beyond print resolution.
 MAX_DPI = 2400
-#: Drawing takes about 36 bytes a pixel (measured: 512 x 512 tokens at 100 dpi, 1.1e8
-#: pixels, peaked at 4.7 GB of memory, a 42 x 42-token pair at 0.7 GB). This bound keeps
-#: a PNG under about 5 GB and still lets the longest pair a model takes (105 x 104 inches)
-#: be drawn at the default 100 dpi. The figure grows with the texts, 0.2 inch a token.
+#: Drawing takes about 36 bytes a pixel: this bound keeps a PNG's drawing under about
+#: 5 GB of memory and still lets the longest pair a model takes (105 x 104 inches) be
+#: drawn at the default 100 dpi (``docs/design/resource-bounds.md``). The figure grows
+#: with the texts, 0.2 inch a token.
 MAX_PIXELS = 120_000_000
 
 

@@ -12,7 +12,7 @@ Bad input, by design:
   wrong answer, and an error would drop the item from Opik's averages and inflate the
   accuracy.
 - ``reference`` ``None`` or NaN: the gold answer "not answerable" (as MMESGBench and
-  the seed analysis use it).
+  the MMESGBench answer analysis use it).
 - numbers instead of strings: compared as numbers (``82`` matches ``"82%"``); Python
   lists: list answers.
 - anything else not an answer (dicts, sets, bytes, objects, an infinite reference, a
@@ -48,10 +48,9 @@ from opik_semantic_metrics.metrics.bertscore import BERTScore
 from opik_semantic_metrics.models.registry import MINILM_HUB_ID
 
 #: Default semantic threshold for BERTScore F1 with all-MiniLM-L6-v2 (layer 6, no idf,
-#: not rescaled). ``benchmarks/answer_match_threshold.py`` prints the F1 of 10 correct
-#: verbose answers (the seed's Scope 1/Scope 2 pair among them) and 10 wrong ones on the
-#: same topics: past the guards, the lowest correct F1 is 0.586 and the highest wrong
-#: one 0.423; 0.50 lies midway.
+#: not rescaled): midway between the F1 of correct verbose answers and wrong ones on the
+#: same topics (``benchmarks/answer_match_threshold.py`` prints them; figures in
+#: ``docs/design/answer-match-threshold.md``).
 BERTSCORE_MINILM_F1_THRESHOLD = 0.50
 #: Longest text kept in ``metadata`` (the output, the reference and their normal forms).
 METADATA_TEXT_LIMIT = 300
@@ -63,7 +62,8 @@ class AnswerMatch(PackageMetric):
     """Whether an output answers a QA item correctly, by ordered matching tiers.
 
     Args:
-        tolerance: Largest absolute difference between equal numbers (the seed's 0.01).
+        tolerance: Largest absolute difference between equal numbers (0.01, as in the
+            MMESGBench answer analysis).
         relative_tolerance: Largest difference relative to the larger number, a fraction
             below 1 (0.05 for 5%); with both, the larger allowance wins.
         ordered: ``True``: list order matters; ``False``: never; ``None``: when the

@@ -11,7 +11,8 @@ Bad input, by design:
   naming the type; Opik then marks that item's score as failed and leaves it out of
   averages, and the run goes on.
 - ``reference`` that is neither a string nor a non-empty list of strings: the same. A
-  list is *one* answer in parts (joined with ``", "``), as in the seed's list questions,
+  list is *one* answer in parts (joined with ``", "``), as in the list questions of the
+  layered semantic score's recipe,
   not several alternative references (unlike BERTScore's lists).
 - an empty ``output`` or ``reference`` (or one of only whitespace, control and zero-width
   characters), or one with nothing left
@@ -82,7 +83,8 @@ class SemanticMatch(PackageMetric):
         model: Hub id, local directory, or ``"all-MiniLM-L6-v2"`` (the packaged offline
             model, the default).
         weights: Relative weights of the word, sentence and paragraph levels
-            (default (0.2, 0.2, 0.6); the seed's are (0.4, 0.4, 0.2), see the README).
+            (default (0.2, 0.2, 0.6); the layered semantic score's recipe has
+            (0.4, 0.4, 0.2), see ``docs/design/layered-semantic-score.md``).
         floor: Raw scores at or below it score 0 (default 0.25).
         snap: Scores at or above it become 1.0 (default 0.95; ``None`` never snaps).
         token_vectors: ``"contextual"`` (default) or ``"isolated"`` word-piece vectors.

@@ -2,9 +2,9 @@
 
 Every encoder here keeps a text's first tokens up to its limit (512 for BERT-like
 models) and flags the text as cut. A fast tokenizer still reads all of a text before
-it cuts, and builds ids, offsets and a token string for every token on the way: a
-5 MB output (a generation that never stopped) took BERTScore 6.6 s and 706 MiB of
-memory, and SemanticMatch 12.5 s, to keep 512 and 256 tokens of it.
+it cuts, and builds ids, offsets and a token string for every token on the way, which
+for a generation that never stopped costs seconds and hundreds of megabytes to keep a
+few hundred tokens (figures: ``docs/design/resource-bounds.md``).
 
 The tokenizers of these models split a text at spaces before anything else
 (WordPiece, byte-level BPE and SentencePiece's Metaspace alike): the tokens of a part

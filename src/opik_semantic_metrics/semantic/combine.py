@@ -11,22 +11,21 @@ With the word, sentence and paragraph scores of a pair (see
 The weights are relative: they are divided by their sum, so that ``raw`` is 1 when every
 level is 1.
 
-**The floor.** The seed subtracts the floor and clamps at zero, ``max(0, raw - 0.25)``,
-then snaps scores ``>= 0.95`` to 1. Taken literally, identical answers (every level 1)
-score 0.75 and can never reach the snap. Here the floor is a baseline like the
+**The floor.** The layered semantic score's recipe subtracts the floor and clamps at
+zero, ``max(0, raw - 0.25)``, then snaps scores ``>= 0.95`` to 1. Taken literally,
+identical answers (every level 1) score 0.75 and can never reach the snap. Here the
+floor is a baseline like the
 paragraph's: ``raw`` is rescaled so that ``floor`` maps to 0 and 1 stays 1. Unrelated
 answers (raw below the floor) still score exactly 0, identical answers score 1 (snapped
 from float rounding), and the order of all other pairs is the order of the literal
 formula, since the rescaling is increasing.
 
-**The weights.** The seed's weights are (0.4, 0.4, 0.2); the defaults are
-(0.2, 0.2, 0.6), because with the seed's weights the combined score ranks STS-B pairs
-below its own paragraph level (all-MiniLM-L6-v2, Spearman x100 86.28 against 86.72 on
-dev, 80.41 against 81.00 on train). The defaults were chosen on the train split, 5th of
-the 66 weight triples in steps of 0.1 (the best drops the sentence level; all three
-levels are kept), and beat every single level on train (81.17) and dev (86.91);
-``benchmarks/semantic_validity.py`` prints the comparison and the grid, and the README
-has the table. Weights, floor and snap are all arguments.
+**The weights.** The recipe's weights are (0.4, 0.4, 0.2); the defaults are
+(0.2, 0.2, 0.6), chosen on STS-B's train split, because with the recipe's weights the
+combined score ranks STS-B pairs below its own paragraph level, and the defaults beat
+every single level (figures: ``docs/design/layered-semantic-score.md``;
+``benchmarks/semantic_validity.py`` prints them). Weights, floor and snap are all
+arguments.
 """
 
 from __future__ import annotations
@@ -38,11 +37,12 @@ from typing import Final
 
 from opik_semantic_metrics.inputs import is_finite_number, is_real_number
 
-#: The seed's weights of the word, sentence and paragraph levels.
+#: The weights of the word, sentence and paragraph levels in the layered semantic
+#: score's recipe.
 SEED_WEIGHTS: Final = (0.4, 0.4, 0.2)
 #: Default weights, chosen on STS-B (see the module docstring).
 DEFAULT_WEIGHTS: Final = (0.2, 0.2, 0.6)
-#: Raw scores at or below the floor score 0 (the seed's estimate of unrelated answers).
+#: Raw scores at or below the floor score 0 (the recipe's estimate of unrelated answers).
 DEFAULT_FLOOR: Final = 0.25
 #: Scores at or above the snap become 1.0 (``None``: no snapping).
 DEFAULT_SNAP: Final = 0.95

@@ -14,13 +14,13 @@ statistics and the rules for texts that cannot be scored.
 Both are kept in the process-wide embedding cache, keyed on the exact text, so a
 reference shared by many items, metrics or experiments is encoded once.
 
-**Word-piece vectors** (``token_vectors``). The seed does not say how the vector of a
-word piece is made. ``"contextual"`` (the default) takes the last-layer state of the
-piece in one pass over the cleaned text; ``"isolated"`` encodes each piece on its own,
-framed by the special tokens and pooled like a sentence (what encoding a one-word text
-gives), independent of its neighbours. On STS-B the contextual word level ranks pairs
-much better (Spearman x100 84.89 against 80.19 on dev) and the combined scores are level
-(see the README); both are available.
+**Word-piece vectors** (``token_vectors``). The layered semantic score's recipe does not
+say how the vector of a word piece is made. ``"contextual"`` (the default) takes the
+last-layer state of the piece in one pass over the cleaned text; ``"isolated"`` encodes
+each piece on its own, framed by the special tokens and pooled like a sentence (what
+encoding a one-word text gives), independent of its neighbours. On STS-B the contextual
+word level ranks pairs much better and the combined scores are level
+(``docs/design/layered-semantic-score.md``); both are available.
 
 **Fitting** (:meth:`SemanticMatchEngine.fit`) on a corpus of references computes the
 smoothed idf of every word piece and the paragraph baseline: the mean raw-text cosine of

@@ -1,4 +1,4 @@
-"""Scoring a folder of answer files, the seed's format.
+"""Scoring a folder of answer files, in the layered semantic score recipe's format.
 
 The folder holds one ``*.json`` file per question type (true/false, multiple choice,
 list, short answer, ...). Each is an object with two aligned lists::

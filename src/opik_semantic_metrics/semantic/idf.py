@@ -6,7 +6,8 @@ of them weighs::
 
     idf = log((N + 1) / (df + 1)) + 1
 
-(the smoothed idf of the seed, also scikit-learn's ``TfidfVectorizer(smooth_idf=True)``).
+(the smoothed idf of the layered semantic score's recipe, also scikit-learn's
+``TfidfVectorizer(smooth_idf=True)``).
 A piece never seen weighs ``log(N + 1) + 1``, the same formula with ``df = 0``, so an
 empty corpus (no fit) weighs every piece 1: plain, unweighted matching. This is
 bert_score's idf plus one, so the counting is
