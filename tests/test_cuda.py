@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from bert_score_oracle import minilm_prf, prf_table
 from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.comet.engine import CometEngine
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
+from tests.bert_score_oracle import minilm_prf, prf_table
 
 pytestmark = pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no CUDA GPU: these tests run only on a GPU machine"

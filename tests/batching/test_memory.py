@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from opik_semantic_metrics.batching.memory import HalvingBatchSize, is_out_of_memory
-from out_of_memory import TOO_MUCH
+from tests.out_of_memory import TOO_MUCH
 
 
 def _forward_fitting(limit: int, calls: list[int]):

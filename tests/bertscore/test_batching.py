@@ -13,7 +13,6 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import torch
 
-from bert_score_oracle import prf_table
 from opik_semantic_metrics import BERTScore
 from opik_semantic_metrics.batching import cpu_parallel
 from opik_semantic_metrics.batching.cache import EmbeddingCache
@@ -22,7 +21,8 @@ from opik_semantic_metrics.bertscore import engine as engine_module
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.models.loading import LoadedEncoder
 from opik_semantic_metrics.models.packed_linear import cpu_has_native_bf16
-from out_of_memory import failing_over
+from tests.bert_score_oracle import prf_table
+from tests.out_of_memory import failing_over
 
 TOLERANCE = 1e-6
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from bert_score_oracle import bert_score_prf, prf_table
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
-from tiny_models import build_tiny_byt5
+from tests.bert_score_oracle import bert_score_prf, prf_table
+from tests.tiny_models import build_tiny_byt5
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ORACLE = json.loads((FIXTURES / "bertscore_transformers4" / "oracle.json").read_text("utf-8"))

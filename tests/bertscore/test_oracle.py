@@ -13,9 +13,9 @@ import pytest
 import torch
 from bert_score import score as bert_score_score
 
-from bert_score_oracle import bert_score_prf, minilm_prf, prf_table
 from opik_semantic_metrics.bertscore.baseline import Baseline, write_baseline
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+from tests.bert_score_oracle import bert_score_prf, minilm_prf, prf_table
 
 TOLERANCE = 1e-5
 LONG_TEXT = " ".join(f"word{i % 97} is here" for i in range(400))  # > 512 tokens

@@ -20,7 +20,7 @@ from bert_score.utils import get_tokenizer, sent_encode
 from opik_semantic_metrics.bertscore.tokenize import TextEncoder, needs_prefix_space
 from opik_semantic_metrics.models.loading import load_encoder
 from opik_semantic_metrics.models.long_texts import CHARACTERS_A_TOKEN
-from tiny_models import build_tiny_byt5
+from tests.tiny_models import build_tiny_byt5
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ORACLE = json.loads((FIXTURES / "bertscore_transformers4" / "oracle.json").read_text("utf-8"))

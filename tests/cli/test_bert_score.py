@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import torch
 from bert_score.utils import get_hash
-from cli_files import write_text_files
 
-from bert_score_oracle import minilm_prf
 from opik_semantic_metrics.cli.common import read_lines
 from opik_semantic_metrics.cli.main import main
+from tests.bert_score_oracle import minilm_prf
+from tests.cli.cli_files import write_text_files
 
 MINILM = ["-m", "all-MiniLM-L6-v2", "--device", "cpu"]
 

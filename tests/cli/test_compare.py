@@ -9,10 +9,10 @@ import re
 from pathlib import Path
 
 import pytest
-from cli_files import write_lines, write_text_files
 
 from opik_semantic_metrics.cli.main import main
 from opik_semantic_metrics.compare.stats import bootstrap_interval, compare_systems
+from tests.cli.cli_files import write_lines, write_text_files
 
 MINILM = ["-m", "all-MiniLM-L6-v2", "--device", "cpu"]
 

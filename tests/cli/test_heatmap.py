@@ -6,11 +6,11 @@ import io
 from pathlib import Path
 
 import pytest
-from cli_files import write_text_files
 from PIL import Image
 
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.cli.main import main
+from tests.cli.cli_files import write_text_files
 
 MINILM = ["-m", "all-MiniLM-L6-v2", "--device", "cpu"]
 

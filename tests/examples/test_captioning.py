@@ -18,7 +18,6 @@ import opik
 import pytest
 import requests
 import torch
-from example_modules import load_example
 from opik.exceptions import MetricComputationError
 from PIL import Image, ImageDraw
 from transformers import (
@@ -31,7 +30,8 @@ from transformers import (
     BlipVisionConfig,
 )
 
-from tiny_models import build_tiny_bert
+from tests.examples.example_modules import load_example
+from tests.tiny_models import build_tiny_bert
 
 captioning = load_example("captioning/captioning.py", "captioning_example")
 

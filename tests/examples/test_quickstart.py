@@ -6,10 +6,10 @@ import contextlib
 import io
 
 import pytest
-from example_modules import load_example
 
-from bert_score_oracle import minilm_prf
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+from tests.bert_score_oracle import minilm_prf
+from tests.examples.example_modules import load_example
 
 quickstart = load_example("quickstart.py", "quickstart_example")
 

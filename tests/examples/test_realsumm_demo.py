@@ -14,18 +14,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from example_modules import EXAMPLES, load_example
 from matplotlib import colormaps
 from matplotlib.colors import to_rgb
 from PIL import Image
 from scipy import stats as scipy_stats
 from scipy.spatial import cKDTree
 
-from chromium import SKIP_REASON, find_chromium, screenshot
 from opik_semantic_metrics import SemanticMatch
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.compare.experiments import ExperimentScores, summarize
 from opik_semantic_metrics.report.plots import MATCH_COLOR, SYSTEM_COLORS, score_distributions
+from tests.chromium import SKIP_REASON, find_chromium, screenshot
+from tests.examples.example_modules import EXAMPLES, load_example
 
 demo = load_example("realsumm_demo.py", "realsumm_demo")
 DATA = EXAMPLES / "data" / "realsumm" / "realsumm_3systems.jsonl"

@@ -14,10 +14,10 @@ from bert_score import BERTScorer
 from opik.evaluation.metrics.score_result import ScoreResult
 from opik.exceptions import MetricComputationError
 
-from bert_score_oracle import minilm_prf
 from opik_semantic_metrics import AnswerMatch, BERTScore
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.errors import InputError, ModelUnavailableError
+from tests.bert_score_oracle import minilm_prf
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from opik.exceptions import MetricComputationError
 from opik_semantic_metrics import SemanticMatch
 from opik_semantic_metrics.models.packed_linear import cpu_has_native_bf16
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
-from tiny_models import build_tiny_bert
+from tests.tiny_models import build_tiny_bert
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from opik_semantic_metrics.models.loading import (
     resolve_dtype,
     resolve_model_source,
 )
-from tiny_models import (
+from tests.tiny_models import (
     build_tiny_albert,
     build_tiny_bert,
     build_tiny_roberta,

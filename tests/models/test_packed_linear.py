@@ -16,7 +16,7 @@ from opik_semantic_metrics.models.packed_linear import (
     pack_linear_layers,
     packing_supported,
 )
-from tiny_models import build_tiny_t5
+from tests.tiny_models import build_tiny_t5
 
 needs_packing = pytest.mark.skipif(
     not packing_supported(torch.float32), reason="oneDNN packing is not available here"

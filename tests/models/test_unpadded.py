@@ -17,7 +17,7 @@ from opik_semantic_metrics.models.unpadded import (
     prepare_unpadded,
     row_count,
 )
-from tiny_models import build_tiny_bert, build_tiny_gpt2, build_tiny_roberta
+from tests.tiny_models import build_tiny_bert, build_tiny_gpt2, build_tiny_roberta
 
 
 def padded_batch(lengths: list[int], pad_id: int, vocab: int) -> tuple[torch.Tensor, torch.Tensor]:

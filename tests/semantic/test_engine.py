@@ -16,8 +16,8 @@ from opik_semantic_metrics.models.loading import LoadedEncoder
 from opik_semantic_metrics.semantic import levels
 from opik_semantic_metrics.semantic.cleaning import clean_text
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
-from out_of_memory import failing_over
-from tiny_models import build_tiny_gpt2
+from tests.out_of_memory import failing_over
+from tests.tiny_models import build_tiny_gpt2
 
 UNRELATED = [
     ("Heart attack", "The train leaves at noon."),
