@@ -45,7 +45,7 @@ from opik_semantic_metrics.bertscore.engine import (
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import check_flag
 from opik_semantic_metrics.metrics.failure import metric_failure
-from opik_semantic_metrics.models.loading import dtype_name
+from opik_semantic_metrics.models.devices import dtype_name
 
 
 class BERTScore(base_metric.BaseMetric):

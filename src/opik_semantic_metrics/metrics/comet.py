@@ -44,7 +44,7 @@ from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import check_flag
 from opik_semantic_metrics.metrics.corpus import system_score_function
 from opik_semantic_metrics.metrics.failure import check_model_scores, metric_failure
-from opik_semantic_metrics.models.loading import dtype_name
+from opik_semantic_metrics.models.devices import dtype_name
 
 
 class _NoReferenceField:

@@ -38,7 +38,7 @@ from opik.evaluation.metrics import base_metric, score_result
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import as_list, check_flag
 from opik_semantic_metrics.metrics.failure import check_model_scores, metric_failure
-from opik_semantic_metrics.models.loading import dtype_name
+from opik_semantic_metrics.models.devices import dtype_name
 from opik_semantic_metrics.semantic.combine import DEFAULT_FLOOR, DEFAULT_SNAP, DEFAULT_WEIGHTS
 from opik_semantic_metrics.semantic.engine import (
     SemanticMatchEngine,

@@ -14,7 +14,7 @@ at 197 instead of 140 GFLOP/s. The result is the same product with another summa
 order: hidden states differ from ``nn.Linear``'s by float32 rounding (below 1e-5
 absolute on MiniLM's layer 6, whose values reach about 10); BERTScores of the
 benchmark's 2,000 pairs move by at most 3.6e-7 and stay equal to bert_score's within the
-1e-5 our oracle tests require. The loader (``loading.py``) packs the encoders of
+1e-5 our oracle tests require. The loader (``encoders.py``) packs the encoders of
 BERTScore and SemanticMatch. COMET's encoders are not packed: its regression head
 amplifies the rounding, and on the 6-layer benchmark model of
 ``benchmarks/comet_throughput.py`` packing moved scores up to 2.1e-5 away from

@@ -81,7 +81,8 @@ from opik_semantic_metrics.inputs import (
     item_name,
     reference_texts,
 )
-from opik_semantic_metrics.models.loading import LoadedEncoder, load_encoder
+from opik_semantic_metrics.models.encoders import LoadedEncoder
+from opik_semantic_metrics.models.loading import load_encoder
 from opik_semantic_metrics.models.long_texts import (
     leading_part,
     transformers_tokenizer_reads_leading_parts,
