@@ -381,6 +381,11 @@ def read_checkpoint(model: str = DEFAULT_MODEL) -> CometCheckpoint:
         )
     if not isinstance(yaml_hparams, dict) or "class_identifier" not in yaml_hparams:
         raise ModelUnavailableError(f"{hparams_path} names no `class_identifier`.")
+    if not isinstance(yaml_hparams["class_identifier"], str):
+        raise ModelUnavailableError(
+            f"{hparams_path}: expected `class_identifier` to be a name such as "
+            f"'regression_metric', got {yaml_hparams['class_identifier']!r}."
+        )
     state_dict, checkpoint_hparams = read_weights(weights_path)
     try:
         hparams = parse_hparams(
