@@ -195,7 +195,9 @@ class CometTokenizer:
             # rare whitespace and Unicode cases).
             try:
                 built = transformers.AutoTokenizer.from_pretrained(str(directory))
-            except (OSError, ValueError) as error:
+            # The vocabulary files are parsed by transformers, sentencepiece or tokenizers,
+            # each failing in its own words (a damaged sentencepiece.bpe.model: RuntimeError).
+            except Exception as error:
                 raise ModelUnavailableError(f"No tokenizer in {directory}: {error}") from error
             backend = Tokenizer.from_str(built.backend_tokenizer.to_str())
         check_tokenizer_has_words(

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 from transformers import AutoConfig
 
 from opik_semantic_metrics.errors import ModelUnavailableError
+from opik_semantic_metrics.forking import fork_safe_lock
 from opik_semantic_metrics.input_files import read_json
 from opik_semantic_metrics.models.registry import (
     MINILM_ALIAS,
@@ -170,21 +171,21 @@ OFFLINE_MODEL_ADVICE: Final = (
 )
 #: Seconds the Hub's host is given to accept a connection before it counts as unreachable.
 HUB_CONNECT_SECONDS: Final = 3.0
-#: Seconds a finding that the Hub is unreachable is kept before it is checked again.
+#: Seconds a finding (reachable or not) is kept before the Hub is checked again.
 _HUB_CHECK_KEPT_SECONDS: Final = 60.0
 #: Variables that send requests through a proxy, past which no direct connection tells.
 _PROXY_VARIABLES: Final = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
 #: The last finding: (when, reachable).
 _hub_check: tuple[float, bool] | None = None
-_hub_check_lock = threading.Lock()
+_hub_check_lock = fork_safe_lock()
 
 
 def hub_offline() -> bool:
     """Whether the Hub must not be asked for files: ``HF_HUB_OFFLINE`` is set, or its host
     does not accept a connection within :data:`HUB_CONNECT_SECONDS`.
 
-    Without the check, a load without a network spends about a minute in
-    ``huggingface_hub``'s retries before it fails. Behind a proxy
+    Without the check, a load without a network waits out ``huggingface_hub``'s
+    retries before it fails. Behind a proxy
     (``HTTPS_PROXY``, ``ALL_PROXY``) the Hub is not checked and counts as reachable.
     """
     from huggingface_hub import constants
