@@ -176,7 +176,7 @@ def _peak_rss_mib() -> float:
 
 
 def _minilm() -> str:
-    from opik_semantic_metrics.models.loading import packaged_minilm_path
+    from opik_semantic_metrics.models.sources import packaged_minilm_path
 
     path = packaged_minilm_path()
     if path is None:

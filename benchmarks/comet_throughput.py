@@ -50,8 +50,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from opik_semantic_metrics.models.loading import packaged_minilm_path
 from opik_semantic_metrics.models.registry import MINILM_ALIAS
+from opik_semantic_metrics.models.sources import packaged_minilm_path
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = 4

@@ -14,7 +14,7 @@ tensors of the model at layer 6.
 
     python benchmarks/model_copies.py [--model all-MiniLM-L6-v2]
 
-The layers below the deepest asked for are views of its copy (``models/loading.py``):
+The layers below the deepest asked for are views of its copy (``models/encoders.py``):
 before that, each other layer loaded a copy of its own, the embeddings included.
 """
 
@@ -28,7 +28,8 @@ import sys
 from collections.abc import Callable
 
 from opik_semantic_metrics import BERTScore, SemanticMatch
-from opik_semantic_metrics.models.loading import held_tensors, load_encoder
+from opik_semantic_metrics.models.layers import held_tensors
+from opik_semantic_metrics.models.loading import load_encoder
 
 MIB = 2**20
 ORDERS = ("deepest-first", "rising")

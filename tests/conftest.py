@@ -23,7 +23,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 @pytest.fixture(scope="session")
 def minilm_path() -> Path:
     """Directory of the packaged all-MiniLM-L6-v2 (the ``test`` extra installs it)."""
-    from opik_semantic_metrics.models.loading import packaged_minilm_path
+    from opik_semantic_metrics.models.sources import packaged_minilm_path
 
     path = packaged_minilm_path()
     assert path is not None, "install the test extra: pip install -e '.[test]'"

@@ -61,7 +61,7 @@ from opik_semantic_metrics.compare.experiments import (
     summarize,
 )
 from opik_semantic_metrics.errors import ModelUnavailableError
-from opik_semantic_metrics.models.loading import resolve_device
+from opik_semantic_metrics.models.devices import resolve_device
 from opik_semantic_metrics.report.html import HtmlReport
 from opik_semantic_metrics.report.plots import figure_png, score_distributions
 from opik_semantic_metrics.report.tables import summaries_pairwise_table, summary_table

@@ -19,7 +19,7 @@ from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.batching.lengths import length_batches
 from opik_semantic_metrics.bertscore import engine as engine_module
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
-from opik_semantic_metrics.models.loading import LoadedEncoder
+from opik_semantic_metrics.models.encoders import LoadedEncoder
 from opik_semantic_metrics.models.packed_linear import cpu_has_native_bf16
 from tests.bert_score_oracle import prf_table
 from tests.out_of_memory import failing_over

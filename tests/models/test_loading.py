@@ -15,14 +15,11 @@ from bert_score.utils import get_model as bert_score_get_model
 from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.errors import ModelUnavailableError
-from opik_semantic_metrics.models.loading import (
-    LoadedEncoder,
-    held_tensors,
-    load_encoder,
-    resolve_device,
-    resolve_dtype,
-    resolve_model_source,
-)
+from opik_semantic_metrics.models.devices import resolve_device, resolve_dtype
+from opik_semantic_metrics.models.encoders import LoadedEncoder
+from opik_semantic_metrics.models.layers import held_tensors
+from opik_semantic_metrics.models.loading import load_encoder
+from opik_semantic_metrics.models.sources import resolve_model_source
 from tests.tiny_models import (
     build_tiny_albert,
     build_tiny_bert,
@@ -96,10 +93,10 @@ def test_a_model_the_hub_could_not_provide_online_points_to_offline_mode(monkeyp
     # download would spend those minutes here.)
     from huggingface_hub import constants
 
-    from opik_semantic_metrics.models.loading import ModelSource, _unavailable
+    from opik_semantic_metrics.models.sources import ModelSource, model_unavailable
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    error = _unavailable(ModelSource("roberta-large", "roberta-large"), OSError("no route"))
+    error = model_unavailable(ModelSource("roberta-large", "roberta-large"), OSError("no route"))
     message = str(error)
     assert "`hf download roberta-large`" in message
     assert "without a network, set HF_HUB_OFFLINE=1" in message and "(no route)" in message

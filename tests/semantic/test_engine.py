@@ -12,7 +12,7 @@ import torch
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.errors import InputError
-from opik_semantic_metrics.models.loading import LoadedEncoder
+from opik_semantic_metrics.models.encoders import LoadedEncoder
 from opik_semantic_metrics.semantic import levels
 from opik_semantic_metrics.semantic.cleaning import clean_text
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine

@@ -21,6 +21,7 @@ without idf at every layer, averaged.
 from __future__ import annotations
 
 import csv
+import logging
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -28,6 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+
+from opik_semantic_metrics.input_files import plain_name, read_csv_rows
+
+logger = logging.getLogger(__name__)
 
 #: Lines with this many space-separated words or more are left out of a baseline corpus.
 BASELINE_MAX_WORDS = 32
@@ -61,6 +66,13 @@ def packaged_baseline_path(lang: str, model: str) -> Path:
     """Path of bert_score's baseline file for a language and model, as packaged here.
 
     The file may not exist (no baseline for that pair); :func:`read_baseline` says so.
+    A model given as a local directory has no packaged baseline: as in bert_score, its
+    baseline is the file ``<directory>.tsv`` beside it, and a warning names that file
+    (pass ``baseline_path`` to choose one and silence it).
+
+    Raises:
+        ValueError: ``lang`` is not a plain language code (``"../.."`` would read
+            outside the packaged folder), or ``model`` names no file inside it.
 
     Example:
         >>> path = packaged_baseline_path("EN", "roberta-large")
@@ -68,7 +80,21 @@ def packaged_baseline_path(lang: str, model: str) -> Path:
         ('en/roberta-large.tsv', True)
     """
     # Lower case, as bert_score reads `lang` ("EN" finds en/roberta-large.tsv).
-    return PACKAGED_BASELINES / lang.lower() / f"{model}.tsv"
+    folder = PACKAGED_BASELINES / plain_name(lang, "`lang`", ValueError).lower()
+    directory = Path(model).expanduser()
+    if directory.is_dir():
+        beside = directory.parent / f"{directory.name}.tsv"
+        logger.warning(
+            "Rescaling %s with the baseline file beside it, %s (a local model has no "
+            "packaged baseline); pass `baseline_path` to choose the file.",
+            model,
+            beside,
+        )
+        return beside
+    # A Hub id "owner/name" is a file in a folder of its owner ("en/microsoft/...").
+    for part in model.split("/"):
+        plain_name(part, f"each part of the model name {model!r}", ValueError)
+    return folder / f"{model}.tsv"
 
 
 def read_baseline(path: str | Path, layer: int) -> Baseline:
@@ -76,20 +102,18 @@ def read_baseline(path: str | Path, layer: int) -> Baseline:
 
     Raises:
         FileNotFoundError: No such file.
-        ValueError: The file is not UTF-8 text, is malformed, has no row for ``layer``, or
-            a baseline that is not a finite number, or is 1 (rescaling divides by 1 - b;
-            above 1, it reverses the order of scores, as bert_score's does).
+        ValueError: The file is not UTF-8 text or not CSV (see
+            :func:`~opik_semantic_metrics.input_files.read_csv_rows`), is malformed, has no
+            row for ``layer``, or a baseline that is not a finite number, or is 1
+            (rescaling divides by 1 - b; above 1, it reverses the order of scores, as
+            bert_score's does).
     """
     path = Path(path)
     if path.is_dir():
         raise FileNotFoundError(f"Baseline file not found: {path} is a folder")
     if not path.is_file():
         raise FileNotFoundError(f"Baseline file not found: {path}")
-    try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            rows = list(csv.reader(handle))
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path} is not a UTF-8 text file ({error}).") from error
+    rows = read_csv_rows(path)
     if not rows:
         raise ValueError(f"{path} is empty: expected a header LAYER,P,R,F and a row a layer.")
     header, body = rows[0], [row for row in rows[1:] if row]

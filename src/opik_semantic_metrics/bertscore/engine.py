@@ -47,18 +47,16 @@ from opik_semantic_metrics.inputs import (
     item_name,
     reference_texts,
 )
-from opik_semantic_metrics.models.loading import (
-    LoadedEncoder,
+from opik_semantic_metrics.models.devices import resolve_device, resolve_dtype
+from opik_semantic_metrics.models.encoders import LoadedEncoder
+from opik_semantic_metrics.models.layers import checked_layer, hidden_size
+from opik_semantic_metrics.models.loading import load_encoder
+from opik_semantic_metrics.models.registry import bertscore_layer, default_model_for_lang
+from opik_semantic_metrics.models.sources import (
     ModelSource,
-    checked_layer,
     checked_model_name,
-    hidden_size,
-    load_encoder,
-    resolve_device,
-    resolve_dtype,
     resolve_model_source,
 )
-from opik_semantic_metrics.models.registry import bertscore_layer, default_model_for_lang
 
 logger = logging.getLogger(__name__)
 

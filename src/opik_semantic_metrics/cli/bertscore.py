@@ -22,7 +22,7 @@ from opik_semantic_metrics.cli.common import (
     json_text,
     read_aligned,
 )
-from opik_semantic_metrics.models.loading import dtype_name
+from opik_semantic_metrics.models.devices import dtype_name
 from opik_semantic_metrics.report.tables import Table
 
 _SCORES = ("precision", "recall", "f1")

@@ -23,7 +23,7 @@ from opik_semantic_metrics.cli.common import (
 )
 from opik_semantic_metrics.comet.checkpoint import DEFAULT_MODEL
 from opik_semantic_metrics.comet.engine import CometEngine, CometResult
-from opik_semantic_metrics.models.loading import dtype_name
+from opik_semantic_metrics.models.devices import dtype_name
 from opik_semantic_metrics.report.tables import Table
 
 

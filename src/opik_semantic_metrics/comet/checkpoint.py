@@ -32,7 +32,8 @@ import torch
 import yaml
 
 from opik_semantic_metrics.errors import ModelUnavailableError
-from opik_semantic_metrics.models.loading import ModelSource, _unavailable
+from opik_semantic_metrics.input_files import read_yaml
+from opik_semantic_metrics.models.sources import ModelSource, hub_offline, model_unavailable
 
 #: The unbabel-comet release whose inference this package reproduces.
 FAITHFUL_TO_COMET: Final = "2.2.7"
@@ -262,9 +263,11 @@ def locate_model(model: str) -> tuple[Path, str | None]:
     from huggingface_hub import snapshot_download
 
     try:
-        snapshot = Path(snapshot_download(repo_id=model))
+        snapshot = Path(snapshot_download(repo_id=model, local_files_only=hub_offline()))
     except (OSError, ValueError) as error:
-        raise _unavailable(ModelSource(name=model, location=model), error) from error
+        raise model_unavailable(
+            ModelSource(name=model, location=model), error, encoder=False
+        ) from error
     return snapshot, snapshot.name
 
 
@@ -367,10 +370,7 @@ def read_checkpoint(model: str = DEFAULT_MODEL) -> CometCheckpoint:
                 "is missing; name the model folder."
             )
         raise ModelUnavailableError(f"{model!r} is not a COMET model: {hparams_path} is missing.")
-    try:
-        yaml_hparams = yaml.load(hparams_path.read_text(encoding="utf-8"), _HparamsLoader) or {}
-    except yaml.YAMLError as error:
-        raise ModelUnavailableError(f"{hparams_path} is not readable YAML: {error}") from error
+    yaml_hparams = read_yaml(hparams_path, _HparamsLoader, object, error=ModelUnavailableError)
     given = Path(model).expanduser()
     candidates = [given] if given.is_file() else [directory / name for name in _CHECKPOINT_FILES]
     weights_path = next((path for path in candidates if path.is_file()), None)
@@ -381,10 +381,26 @@ def read_checkpoint(model: str = DEFAULT_MODEL) -> CometCheckpoint:
         )
     if not isinstance(yaml_hparams, dict) or "class_identifier" not in yaml_hparams:
         raise ModelUnavailableError(f"{hparams_path} names no `class_identifier`.")
+    if not isinstance(yaml_hparams["class_identifier"], str):
+        raise ModelUnavailableError(
+            f"{hparams_path}: expected `class_identifier` to be a name such as "
+            f"'regression_metric', got {yaml_hparams['class_identifier']!r}."
+        )
     state_dict, checkpoint_hparams = read_weights(weights_path)
-    hparams = parse_hparams(
-        yaml_hparams["class_identifier"], checkpoint_hparams or yaml_hparams, yaml_hparams
-    )
+    try:
+        hparams = parse_hparams(
+            yaml_hparams["class_identifier"], checkpoint_hparams or yaml_hparams, yaml_hparams
+        )
+    # Said with the file; a value of the wrong type (a number where a list belongs, a
+    # list as the class) fails inside the checks with Python's own words.
+    except (TypeError, KeyError, AttributeError, ValueError) as error:
+        source = weights_path if checkpoint_hparams else hparams_path
+        detail = (
+            str(error)
+            if isinstance(error, ValueError)
+            else f"a value of the wrong type ({type(error).__name__}: {error})"
+        )
+        raise ValueError(f"The hyper-parameters of {source}: {detail}") from error
     return CometCheckpoint(
         name=model,
         directory=directory,

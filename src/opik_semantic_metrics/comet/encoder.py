@@ -15,7 +15,6 @@ model's position table minus 4 tokens (510 for XLM-R, special tokens included).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,13 +26,10 @@ import transformers
 from tokenizers import Tokenizer
 
 from opik_semantic_metrics.errors import ModelUnavailableError
-from opik_semantic_metrics.models.loading import (
-    ModelSource,
-    _unavailable,
-    check_token_ids_fit,
-    check_tokenizer_has_words,
-)
+from opik_semantic_metrics.input_files import read_json
 from opik_semantic_metrics.models.long_texts import leading_part, reads_leading_parts
+from opik_semantic_metrics.models.sources import ModelSource, hub_offline, model_unavailable
+from opik_semantic_metrics.models.tokenizer import check_token_ids_fit, check_tokenizer_has_words
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +92,7 @@ def encoder_family(name: str) -> EncoderFamily:
     """
     try:
         return ENCODER_FAMILIES[name]
-    except KeyError:
+    except (KeyError, TypeError):  # TypeError: a list or a mapping, from a damaged file
         raise ValueError(
             f"Expected the encoder to be one of {sorted(ENCODER_FAMILIES)}, got {name!r}."
         ) from None
@@ -117,9 +113,15 @@ def fetch_encoder_files(name: str) -> Path:
     from huggingface_hub import snapshot_download
 
     try:
-        return Path(snapshot_download(repo_id=name, allow_patterns=list(ENCODER_FILES)))
+        return Path(
+            snapshot_download(
+                repo_id=name, allow_patterns=list(ENCODER_FILES), local_files_only=hub_offline()
+            )
+        )
     except (OSError, ValueError) as error:
-        raise _unavailable(ModelSource(name=name, location=name), error) from error
+        raise model_unavailable(
+            ModelSource(name=name, location=name), error, encoder=False
+        ) from error
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,25 @@ class TokenizedText:
     ids: tuple[int, ...]
     offsets: tuple[tuple[int, int], ...]
     truncated: bool
+
+
+def _read_tokenizer(path: Path) -> Tokenizer:
+    """The fast tokenizer serialised in ``path`` (a ``tokenizer.json``).
+
+    Raises:
+        ModelUnavailableError: The file is damaged (see
+            :func:`~opik_semantic_metrics.input_files.read_json`) or is JSON the
+            ``tokenizers`` library cannot build a tokenizer from; names the file.
+    """
+    read_json(path, error=ModelUnavailableError)
+    try:
+        return Tokenizer.from_file(str(path))
+    # The library raises a bare Exception ("missing field `model`"), whatever is wrong.
+    except Exception as error:
+        raise ModelUnavailableError(
+            f"{path} is not a tokenizer the tokenizers library can read ({error}). Download or "
+            f"copy the model again ({path.parent})."
+        ) from error
 
 
 def _token_string(value: Any) -> str | None:
@@ -165,16 +186,18 @@ class CometTokenizer:
         config: dict[str, Any] = {}
         for name in ("special_tokens_map.json", "tokenizer_config.json"):
             if (directory / name).is_file():
-                config.update(json.loads((directory / name).read_text(encoding="utf-8")))
+                config.update(read_json(directory / name, error=ModelUnavailableError))
         if (directory / "tokenizer.json").is_file():
-            backend = Tokenizer.from_file(str(directory / "tokenizer.json"))
+            backend = _read_tokenizer(directory / "tokenizer.json")
         else:
             # No serialised fast tokenizer: let transformers build one from the
             # vocabulary files (its construction may differ from transformers 4's on
             # rare whitespace and Unicode cases).
             try:
                 built = transformers.AutoTokenizer.from_pretrained(str(directory))
-            except (OSError, ValueError) as error:
+            # The vocabulary files are parsed by transformers, sentencepiece or tokenizers,
+            # each failing in its own words (a damaged sentencepiece.bpe.model: RuntimeError).
+            except Exception as error:
                 raise ModelUnavailableError(f"No tokenizer in {directory}: {error}") from error
             backend = Tokenizer.from_str(built.backend_tokenizer.to_str())
         check_tokenizer_has_words(
@@ -329,7 +352,14 @@ def load_comet_encoder(
         raise ModelUnavailableError(
             f"The encoder's config.json is missing from {config_directory}."
         )
-    config = getattr(transformers, family.config_class).from_pretrained(str(config_directory))
+    read_json(config_directory / "config.json", error=ModelUnavailableError)
+    try:
+        config = getattr(transformers, family.config_class).from_pretrained(str(config_directory))
+    # A field of the wrong type fails in the configuration class's own code.
+    except (OSError, ValueError, TypeError, AttributeError) as error:
+        raise ModelUnavailableError(
+            f"{config_directory / 'config.json'} is not a usable configuration: {error}"
+        ) from error
     model = getattr(transformers, family.model_class)(config, add_pooling_layer=False)
     prefix = "encoder.model."
     weights = {

@@ -45,8 +45,9 @@ from opik_semantic_metrics.inputs import (
     is_empty_cell,
     item_name,
 )
-from opik_semantic_metrics.models.loading import checked_model_name, resolve_device, resolve_dtype
+from opik_semantic_metrics.models.devices import resolve_device, resolve_dtype
 from opik_semantic_metrics.models.shared import LoadOnce
+from opik_semantic_metrics.models.sources import checked_model_name
 
 __all__ = ["FAITHFUL_TO_COMET", "CometEngine", "CometResult", "ErrorSpan", "LoadedComet"]
 

@@ -48,7 +48,7 @@ from opik_semantic_metrics.comet.estimator import (
 )
 from opik_semantic_metrics.comet.layers import LayerMix, average_pool, max_pool
 from opik_semantic_metrics.errors import ModelUnavailableError
-from opik_semantic_metrics.models.loading import hidden_size
+from opik_semantic_metrics.models.layers import hidden_size
 
 #: XCOMET's weights of the mt+src, mt+ref and mt+src+ref scores and of the MQM score.
 XCOMET_SCORE_WEIGHTS = (0.12, 0.33, 0.33, 0.22)

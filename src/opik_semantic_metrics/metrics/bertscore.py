@@ -42,7 +42,7 @@ from opik_semantic_metrics.bertscore.engine import (
     BERTScoreResult,
 )
 from opik_semantic_metrics.metrics.base import PackageMetric, record_metadata
-from opik_semantic_metrics.models.loading import dtype_name
+from opik_semantic_metrics.models.devices import dtype_name
 
 
 class BERTScore(PackageMetric):

@@ -42,7 +42,7 @@ from opik_semantic_metrics.comet.checkpoint import DEFAULT_MODEL
 from opik_semantic_metrics.comet.engine import FAITHFUL_TO_COMET, CometEngine, CometResult
 from opik_semantic_metrics.compare.corpus import system_score_function
 from opik_semantic_metrics.metrics.base import PackageMetric, record_metadata
-from opik_semantic_metrics.models.loading import dtype_name
+from opik_semantic_metrics.models.devices import dtype_name
 
 
 class _NoReferenceField:

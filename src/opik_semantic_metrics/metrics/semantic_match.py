@@ -39,7 +39,7 @@ from opik.evaluation.metrics import score_result
 from opik_semantic_metrics.inputs import as_list
 from opik_semantic_metrics.metrics.base import PackageMetric
 from opik_semantic_metrics.metrics.failure import metric_failure
-from opik_semantic_metrics.models.loading import dtype_name
+from opik_semantic_metrics.models.devices import dtype_name
 from opik_semantic_metrics.semantic.combine import DEFAULT_FLOOR, DEFAULT_SNAP, DEFAULT_WEIGHTS
 from opik_semantic_metrics.semantic.engine import (
     SemanticMatchEngine,

@@ -6,7 +6,7 @@ An encoder spends almost all its CPU time in the products of its linear layers;
 compiler (inductor) uses the same two operators for CPU inference:
 ``_reorder_linear_weight`` (pack once) and ``_linear_pointwise`` (multiply by the packed
 weight, add the bias). The result is the same product with another summation order,
-equal to ``nn.Linear``'s to float32 rounding. The loader (``loading.py``) packs the
+equal to ``nn.Linear``'s to float32 rounding. The loader (``encoders.py``) packs the
 encoders of BERTScore and SemanticMatch, not COMET's, whose regression head amplifies
 that rounding beyond the 1e-5 promised.
 

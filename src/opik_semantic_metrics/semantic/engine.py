@@ -72,6 +72,7 @@ from opik_semantic_metrics.batching.lengths import padded_batch
 from opik_semantic_metrics.batching.memory import HalvingBatchSize
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.input_files import read_json
 from opik_semantic_metrics.inputs import (
     as_list,
     as_whole_number,
@@ -81,7 +82,8 @@ from opik_semantic_metrics.inputs import (
     item_name,
     reference_texts,
 )
-from opik_semantic_metrics.models.loading import LoadedEncoder, load_encoder
+from opik_semantic_metrics.models.encoders import LoadedEncoder
+from opik_semantic_metrics.models.loading import load_encoder
 from opik_semantic_metrics.models.long_texts import (
     leading_part,
     transformers_tokenizer_reads_leading_parts,
@@ -616,11 +618,12 @@ class SemanticMatchEngine:
         """Read a state written by :meth:`save` (a fixed baseline of this engine wins).
 
         Raises:
-            ValueError: Not a saved state, or one fitted for another model.
-            OSError: The file cannot be read.
+            ValueError: The file cannot be read (see
+                :func:`~opik_semantic_metrics.input_files.read_json`), is not a saved
+                state, or is one fitted for another model.
         """
         try:
-            document = json.loads(Path(path).read_text(encoding="utf-8"))
+            document = read_json(path)
             if document.get("format") != _STATE_FORMAT or document.get("version") != _STATE_VERSION:
                 raise ValueError(f"expected format {_STATE_FORMAT!r} version {_STATE_VERSION}")
             model = document["model"]
@@ -631,8 +634,7 @@ class SemanticMatchEngine:
             vocabulary_size = self._is_word_piece.numel()
             if any(token_id >= vocabulary_size for token_id in idf.table.weights):
                 raise ValueError(f"a token id beyond the model's {vocabulary_size} word pieces")
-        # json.loads raises RecursionError on deeply nested input.
-        except (AttributeError, KeyError, TypeError, ValueError, RecursionError) as error:
+        except (AttributeError, KeyError, TypeError, ValueError) as error:
             raise ValueError(
                 f"{str(path)!r} is not a saved SemanticMatch state: {error}"
             ) from error

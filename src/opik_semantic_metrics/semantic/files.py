@@ -29,12 +29,12 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.input_files import read_json
 from opik_semantic_metrics.semantic.engine import (
     Reference,
     SemanticMatchEngine,
@@ -85,10 +85,9 @@ def read_answer_file(path: str | Path) -> AnswerFile:
     """
     path = Path(path)
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-        # RecursionError: json's parser recurses, and a file may nest 100,000 brackets.
-        raise InputError(f"{path.name}: cannot read it as JSON ({error}).") from error
+        document = read_json(path, object)
+    except ValueError as error:
+        raise InputError(f"{path.name}: cannot read it as JSON ({error})") from error
     if not isinstance(document, dict):
         raise InputError(f"{path.name}: expected a JSON object, got {type(document).__name__}.")
     inputs, responses = document.get("inputs"), document.get("responses")

@@ -23,12 +23,15 @@ Several modes are concatenated in the order the configuration lists them.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Final
 
 import torch
 from transformers.utils.hub import cached_file
+
+from opik_semantic_metrics.errors import ModelUnavailableError
+from opik_semantic_metrics.input_files import checked_type, plain_name, read_json
+from opik_semantic_metrics.models.sources import local_files_only
 
 #: Pooling modes, in the order sentence-transformers concatenates the legacy flags.
 POOLING_MODES: Final = ("cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken")
@@ -72,26 +75,42 @@ DEFAULT_POOLING = PoolingConfig(
 )
 
 
-def _read_json(location: str, filename: str) -> Any | None:
-    """A JSON file of the model (a directory or a Hub id, via transformers' cache)."""
+def _read_json(location: str, filename: str, expected: type) -> Any | None:
+    """A JSON file of the model (a directory or a Hub id, via transformers' cache), or
+    ``None`` where the model has no such file.
+
+    Raises:
+        ModelUnavailableError: The file is damaged or not of the ``expected`` type.
+    """
     path = cached_file(
         location,
         filename,
         _raise_exceptions_for_missing_entries=False,
         _raise_exceptions_for_connection_errors=False,
+        local_files_only=local_files_only(location),
     )
     if path is None:
         return None
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    return read_json(path, expected, error=ModelUnavailableError)
+
+
+def _setting(settings: dict[str, Any], name: str, kinds: type | tuple[type, ...], path: str) -> Any:
+    """A setting of ``sentence_bert_config.json``, checked to be of one of ``kinds`` (or
+    absent), so that a bad setting fails when the metric is made, not on every item."""
+    value = settings.get(name)
+    if value is None:
+        return None
+    return checked_type(value, kinds, path, what=f"`{name}`", error=ModelUnavailableError)
 
 
 def _modes(config: dict[str, Any]) -> tuple[str, ...]:
     declared = config.get("pooling_mode")
     if declared is None:
         modes = tuple(mode for flag, mode in _LEGACY_FLAGS.items() if config.get(flag))
-    else:
-        modes = (declared,) if isinstance(declared, str) else tuple(declared)
+    elif isinstance(declared, str):
+        modes = (declared,)
+    else:  # a list of names; anything else (a number, a mapping) is refused below
+        modes = tuple(declared) if isinstance(declared, list) else ()
     unknown = [mode for mode in modes if mode not in POOLING_MODES]
     if not modes or unknown:
         raise ValueError(
@@ -106,31 +125,51 @@ def read_pooling_config(location: str) -> PoolingConfig:
     Raises:
         ValueError: The pipeline has a module other than Transformer, Pooling and
             Normalize, or an unknown pooling mode.
+        ModelUnavailableError: One of the files is damaged (see
+            :mod:`~opik_semantic_metrics.input_files`), or a setting is of the wrong type
+            (a ``max_seq_length`` written as a string).
 
     Example:
-        >>> from opik_semantic_metrics.models.loading import packaged_minilm_path
+        >>> from opik_semantic_metrics.models.sources import packaged_minilm_path
         >>> config = read_pooling_config(str(packaged_minilm_path()))
         >>> config.modes, config.normalize, config.max_seq_length
         (('mean',), True, 256)
     """
-    modules = _read_json(location, "modules.json")
+    modules = _read_json(location, "modules.json", list)
     if modules is None:
         return DEFAULT_POOLING
-    kinds = [str(module["type"]).rsplit(".", 1)[-1] for module in modules]
+    where = f"{location}/modules.json"
+    for module in modules:
+        checked_type(module, dict, where, what="each module", error=ModelUnavailableError)
+        for key in ("type", "path"):
+            checked_type(
+                module.get(key), str, where, what=f"each module's `{key}`",
+                error=ModelUnavailableError,
+            )  # fmt: skip
+    kinds = [module["type"].rsplit(".", 1)[-1] for module in modules]
     unsupported = [kind for kind in kinds if kind not in (_TRANSFORMER, _POOLING, _NORMALIZE)]
     if unsupported or _POOLING not in kinds:
         raise ValueError(
             f"The sentence-transformers pipeline of {location!r} is {kinds}: only Transformer, "
             "Pooling and Normalize modules are supported."
         )
-    pooling_path = next(m["path"] for m in modules if str(m["type"]).endswith(_POOLING))
-    pooling = _read_json(location, f"{pooling_path}/config.json") or {}
-    settings = _read_json(location, "sentence_bert_config.json") or {}
+    pooling_path = next(m["path"] for m in modules if m["type"].endswith(_POOLING))
+    # A folder of the model ("1_Pooling"), never one outside it.
+    plain_name(pooling_path, f"the Pooling module's `path` in {where}", ModelUnavailableError)
+    pooling = _read_json(location, f"{pooling_path}/config.json", dict) or {}
+    settings = _read_json(location, "sentence_bert_config.json", dict) or {}
+    settings_file = f"{location}/sentence_bert_config.json"
+    max_seq_length = _setting(settings, "max_seq_length", int, settings_file)
+    if max_seq_length is not None and max_seq_length < 1:
+        raise ModelUnavailableError(
+            f"{settings_file}: expected `max_seq_length` to be a positive integer, got "
+            f"{max_seq_length}."
+        )
     return PoolingConfig(
         modes=_modes(pooling),
         normalize=_NORMALIZE in kinds,
-        max_seq_length=settings.get("max_seq_length"),
-        lowercase=bool(settings.get("do_lower_case", False)),
+        max_seq_length=max_seq_length,
+        lowercase=bool(_setting(settings, "do_lower_case", bool, settings_file)),
         source="sentence-transformers modules.json",
     )
 
