@@ -279,7 +279,10 @@ def test_sixteen_threads_give_the_sequential_scores(contract, sequential):
 def test_score_batch_gives_the_sequential_scores(contract, sequential):
     if contract.batch is None:
         pytest.skip(f"{contract.name} has no score_batch")
-    _assert_same(contract.batch(), sequential, contract.tolerance)
+    batched = contract.batch()
+    _assert_same(batched, sequential, contract.tolerance)
+    if contract.expected is not None:
+        _assert_same(batched, contract.expected, contract.tolerance)
 
 
 def test_opiks_engine_gives_the_sequential_scores_and_fails_only_the_bad_item(contract, sequential):
@@ -294,6 +297,8 @@ def test_opiks_engine_gives_the_sequential_scores_and_fails_only_the_bad_item(co
     assert len(by_id) == len(contract.items) + 1
     got = [contract.read(by_id[index].score_results) for index in range(len(contract.items))]
     _assert_same(got, sequential, contract.tolerance)
+    if contract.expected is not None:
+        _assert_same(got, contract.expected, contract.tolerance)
     failed = by_id[contract.failing_id].score_results
     assert failed and all(score.scoring_failed for score in failed)
     assert all(contract.failure_message in score.reason for score in failed)
