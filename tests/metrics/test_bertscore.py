@@ -7,7 +7,6 @@ import math
 import re
 
 import numpy as np
-import opik
 import pytest
 import torch
 from bert_score import BERTScorer
@@ -204,46 +203,6 @@ def test_empty_reference_scores_zero(metric):
 
 
 @pytest.mark.parametrize(
-    ("output", "reference", "message"),
-    [
-        (None, "ref", "the candidate to be a string, got NoneType"),
-        (42, "ref", "got int"),
-        (3.5, "ref", "got float"),
-        (["a", "b"], "ref", "got list"),
-        ("out", None, "the reference to be a string or a non-empty list"),
-        ("out", [], "non-empty list of strings"),
-        ("out", ["fine", None], "only strings, found NoneType"),
-        ("out", 7, "non-empty list"),
-        # An unpaired surrogate (text decoded with errors="surrogateescape"): tokenizers
-        # cannot read it.
-        ("a \udcff b", "ref", "the candidate to be valid Unicode text"),
-        ("out", ["fine", "\ud800"], "the reference to be valid Unicode text"),
-    ],
-)
-def test_bad_input_raises_metric_computation_error(metric, output, reference, message):
-    with pytest.raises(MetricComputationError, match=message):
-        metric.score(output=output, reference=reference)
-
-
-@pytest.mark.parametrize(
-    ("outputs", "references", "message"),
-    [
-        (None, None, "`candidates` to be a list, got NoneType"),
-        (5, ["a"], "`candidates` to be a list, got int"),
-        ((text for text in ["a"]), ["a"], "`candidates` to be a list, got generator"),
-        ({"a", "b"}, ["a", "b"], "`candidates` to be a list, got set"),
-        (["a"], "a", "`references` to be a list, got str"),
-        (["a", "b"], ["a"], "as many references as candidates"),
-    ],
-)
-def test_bad_lists_for_score_batch_raise_metric_computation_error(
-    metric, outputs, references, message
-):
-    with pytest.raises(MetricComputationError, match=message):
-        metric.score_batch(outputs, references)
-
-
-@pytest.mark.parametrize(
     ("references", "message"),
     [
         ("A dog runs.", "`references` to be a list, got str"),
@@ -258,15 +217,6 @@ def test_bad_idf_corpus_raises_metric_computation_error(references, message):
     metric = BERTScore(model="all-MiniLM-L6-v2", device="cpu", idf=True, track=False)
     with pytest.raises(MetricComputationError, match=message):
         metric.fit_idf(references)
-
-
-def test_score_batch_equals_per_item_scores(metric, stsb_pairs):
-    outputs = [first for first, _, _ in stsb_pairs[:40]]
-    references = [second for _, second, _ in stsb_pairs[:40]]
-    batched = metric.score_batch(outputs, references)
-    for output, reference, results in zip(outputs, references, batched, strict=True):
-        single = metric.score(output=output, reference=reference)
-        assert [r.value for r in results] == pytest.approx([r.value for r in single], abs=1e-6)
 
 
 def test_idf_needs_fitting_and_then_works(stsb_pairs, minilm_path):
@@ -338,8 +288,6 @@ def test_rescaling_uses_bert_scores_packaged_baseline_when_there_is_one(tmp_path
             "reference 1 of `idf_references` to be a string",
         ),
         ({"lang": 1, "rescale_with_baseline": True}, "`lang` to be a language code"),
-        # Opik's BaseMetric reads any true value as on: "False" tracked every call.
-        ({"track": "False"}, "`track` to be True or False, got 'False'"),
         ({"device": "meta"}, "`device` to be 'cpu', 'cuda', 'cuda:N', 'mps' or 'xpu'"),
         ({"dtype": torch.float8_e4m3fn}, "`dtype` to be 'fast'"),
         ({"baseline_path": "baseline.tsv"}, "only with `rescale_with_baseline=True`"),
@@ -426,27 +374,3 @@ def test_unfitted_idf_fails_each_item_before_any_forward_pass(monkeypatch):
     with pytest.raises(InputError, match="fit_idf"):
         metric.engine.score(["A dog."], ["A dog runs."])
     assert passes == []
-
-
-def test_runs_inside_opiks_evaluation_engine_with_the_same_values(metric, stsb_pairs):
-    items = [
-        {"prediction": first, "reference": second, "id_": i}
-        for i, (first, second, _) in enumerate(stsb_pairs[:24])
-    ]
-    items.append({"prediction": None, "reference": "No output at all.", "id_": 24})
-    result = opik.evaluate_on_dict_items(
-        items=items,
-        task=lambda item: {"output": item["prediction"]},
-        scoring_metrics=[metric],
-        scoring_threads=16,
-    )
-    expected = metric.score_batch(
-        [item["prediction"] for item in items[:24]], [item["reference"] for item in items[:24]]
-    )
-    by_id = {tr.test_case.dataset_item_content["id_"]: tr for tr in result.test_results}
-    assert len(by_id) == 25
-    for index, expected_results in enumerate(expected):
-        got = {r.name: r.value for r in by_id[index].score_results}
-        assert got == pytest.approx({r.name: r.value for r in expected_results}, abs=1e-6)
-    failed = by_id[24].score_results
-    assert failed and all(r.scoring_failed for r in failed)

@@ -1,9 +1,10 @@
 """The one switch between the hand-written CPU encoder paths and transformers' own forward.
 
-Two hand-written paths speed up the encoders of BERTScore and SemanticMatch on the CPU:
-linear layers packed once for oneDNN (:mod:`~opik_semantic_metrics.models.packed_linear`)
-and BERT-family layers run on real tokens only
-(:mod:`~opik_semantic_metrics.models.unpadded`). Each is used only where a probe shows it
+Two hand-written paths speed up the encoders of BERTScore and SemanticMatch, written for
+the CPU: linear layers packed once for oneDNN
+(:mod:`~opik_semantic_metrics.models.packed_linear`, CPU only) and BERT-family layers run
+on real tokens only (:mod:`~opik_semantic_metrics.models.unpadded`, wherever its probe
+passes). Each is used only where a probe shows it
 gives the model's own output; transformers' plain forward stays the reference they are
 tested against. The environment variable :data:`CPU_ENCODER_ENV` chooses:
 
