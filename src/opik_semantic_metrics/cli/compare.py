@@ -16,9 +16,7 @@ import re
 import sys
 from typing import Any, NamedTuple
 
-from opik_semantic_metrics.bertscore.engine import COMPARED_SETTINGS, settings_of_hash
 from opik_semantic_metrics.cli.common import CliError, json_text, read_lines
-from opik_semantic_metrics.compare.experiments import MetricSummary
 from opik_semantic_metrics.compare.stats import TIE_TOLERANCE, bootstrap_interval, compare_systems
 from opik_semantic_metrics.report.tables import (
     format_p_value,
@@ -58,7 +56,8 @@ def add_parser(subparsers: Any) -> None:
         "batchings; 0 compares exactly but for the scores' rounding)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    parser.set_defaults(run=run)
+    # Reads numbers only: no model libraries to configure (see cli.main).
+    parser.set_defaults(run=run, loads_models=False)
 
 
 class ResultFile(NamedTuple):
@@ -91,6 +90,9 @@ def read_scores(path: str, key: str | None) -> ResultFile:
 
 
 def _json_scores(path: str, text: str, key: str | None) -> ResultFile:
+    # The engine module imports PyTorch: here, not at the top, for --help's sake.
+    from opik_semantic_metrics.bertscore.engine import COMPARED_SETTINGS, settings_of_hash
+
     try:
         document = json.loads(text)
         rows = document["scores"]
@@ -132,6 +134,9 @@ def _checked(path: str, scores: list[float]) -> list[float]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from opik_semantic_metrics.bertscore.engine import COMPARED_SETTINGS
+    from opik_semantic_metrics.compare.experiments import MetricSummary
+
     key_a, scores_a, dtype_a, settings_a = read_scores(args.results_a, args.score)
     key_b, scores_b, dtype_b, settings_b = read_scores(args.results_b, args.score)
     if dtype_a and dtype_b and dtype_a != dtype_b:
