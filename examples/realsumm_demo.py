@@ -10,11 +10,14 @@ per system, then prints:
   significance of every pairwise difference (paired t-test and paired bootstrap);
 - which metrics rank the systems in the human order (LitePyramid recall);
 - the correlation of each metric with the human scores, at system and summary level;
+- example summaries with their texts: the best and the worst by BERTScore F1, and the
+  article on which it separates the systems most;
 
-and writes an HTML report with the score distributions per system and the token
-similarity heatmap of one summary. AnswerMatch is not used: it judges short answers
-(exact, normalised, numeric, list), and a multi-sentence summary does not match a
-reference summary under any of its tiers (the demo counts it: 0 of 300 match).
+and writes an HTML report with these, the score distributions per system, each score
+against the human score, and the token similarity heatmap of one summary. AnswerMatch
+is not used: it judges short answers (exact, normalised, numeric, list), and a
+multi-sentence summary does not match a reference summary under any of its tiers (the
+demo counts it: 0 of 300 match).
 
 With an Opik server configured (``OPIK_URL_OVERRIDE``, ``OPIK_API_KEY`` or
 ``opik configure``) the items go into the Opik dataset ``realsumm-demo`` and each system
@@ -61,7 +64,12 @@ from opik_semantic_metrics.compare.experiments import (
     summarize,
 )
 from opik_semantic_metrics.report.html import HtmlReport
-from opik_semantic_metrics.report.plots import figure_png, score_distributions, similarity_heatmap
+from opik_semantic_metrics.report.plots import (
+    figure_png,
+    score_distributions,
+    score_scatter,
+    similarity_heatmap,
+)
 from opik_semantic_metrics.report.tables import (
     Table,
     correlation_table,
@@ -195,6 +203,90 @@ def failure_note(experiments: Sequence[ExperimentScores]) -> str | None:
     )
 
 
+@dataclass(frozen=True)
+class Example:
+    """A summary shown in full: why it was chosen, its article and system, its score."""
+
+    label: str
+    document: Document
+    system: str
+    score: float
+
+
+def examples(
+    documents: Sequence[Document], experiments: Sequence[ExperimentScores], metric: str
+) -> list[Example]:
+    """The best and the worst summary by ``metric``, and every system's summary of the
+    article on which ``metric`` separates the systems most (the widest spread of scores),
+    among the articles every system was scored on."""
+    keys, values = aligned_scores(experiments, metric)
+    if not keys:
+        return []
+    by_id = {document.doc_id: document for document in documents}
+    names = [experiment.name for experiment in experiments]
+    scored = [(values[name][i], key, name) for i, key in enumerate(keys) for name in names]
+    best, worst = max(scored), min(scored)
+    spread = [
+        max(values[name][i] for name in names) - min(values[name][i] for name in names)
+        for i in range(len(keys))
+    ]
+    disputed = max(range(len(keys)), key=spread.__getitem__)
+    chosen = [
+        Example("best", by_id[best[1]], best[2], best[0]),
+        Example("worst", by_id[worst[1]], worst[2], worst[0]),
+    ]
+    chosen += [
+        Example("most disputed", by_id[keys[disputed]], name, values[name][disputed])
+        for name in names
+    ]
+    return chosen
+
+
+def examples_table(chosen: Sequence[Example], metric: str) -> Table:
+    """The examples with their texts, the metric's score and the human score."""
+    rows = tuple(
+        (
+            example.label,
+            example.document.doc_id,
+            example.system,
+            f"{example.score:.3f}",
+            f"{example.document.human[example.system]:.3f}",
+            example.document.summaries[example.system],
+            example.document.reference,
+        )
+        for example in chosen
+    )
+    return Table(("example", "article", "system", metric, HUMAN, "summary", "reference"), rows)
+
+
+def examples_text(chosen: Sequence[Example], metric: str) -> str:
+    """The examples as blocks of text for the console (their texts are too long for a row)."""
+    blocks = []
+    for example in chosen:
+        document, system = example.document, example.system
+        blocks.append(
+            f"  {example.label}: article {document.doc_id}, {system}, {metric} "
+            f"{example.score:.3f}, {HUMAN} {document.human[system]:.3f}\n"
+            f"    summary:   {document.summaries[system]}\n"
+            f"    reference: {document.reference}"
+        )
+    return "\n".join(blocks)
+
+
+def human_points(
+    experiments: Sequence[ExperimentScores], documents: Sequence[Document], metric: str
+) -> dict[str, list[tuple[float, float]]]:
+    """Per system, ``(human score, metric score)`` of each article every system scored."""
+    human = {document.doc_id: document.human for document in documents}
+    keys, values = aligned_scores(experiments, metric)
+    return {
+        experiment.name: [
+            (human[key][experiment.name], values[experiment.name][i]) for i, key in enumerate(keys)
+        ]
+        for experiment in experiments
+    }
+
+
 def shortest_pair(documents: Sequence[Document], system: str) -> Document:
     """The article whose summary and reference are shortest: the most legible heatmap."""
     return min(
@@ -261,13 +353,27 @@ def write_report(
     distributions: dict[str, dict[str, list[float]]],
     bertscore: BERTScore,
     notes: Sequence[str],
+    points: dict[str, dict[str, list[tuple[float, float]]]] | None = None,
 ) -> tuple[Path, dict[str, bytes]]:
-    """The HTML report; returns its path and its plots (PNG bytes by file name)."""
+    """The HTML report; returns its path and its plots (PNG bytes by file name).
+
+    ``tables`` may hold ``"examples"`` (an :func:`examples_table`), and ``points`` each
+    metric's :func:`human_points`, drawn as scores against the human scores.
+    """
     example = shortest_pair(documents, SYSTEMS[0])
     tokens = bertscore.engine.token_similarity(example.summaries[SYSTEMS[0]], example.reference)
     plots = {
         "score_distributions.png": figure_png(
             score_distributions(distributions, title="Per-summary scores by system")
+        ),
+        **(
+            {
+                "scores_against_human.png": figure_png(
+                    score_scatter(points, x_label=f"{HUMAN} (human)")
+                )
+            }
+            if points
+            else {}
         ),
         "token_similarity.png": figure_png(
             similarity_heatmap(
@@ -299,6 +405,20 @@ def write_report(
         alt="score distributions per system",
         caption="Violin, box and mean of the per-summary scores of each system.",
     )
+    if "scores_against_human.png" in plots:
+        report.add_heading("Each score against the human score")
+        report.add_image(
+            plots["scores_against_human.png"],
+            alt="scores against the human scores",
+            caption="One point per summary: its human score across, the metric's score up.",
+        )
+    if "examples" in tables:
+        report.add_heading("Example summaries")
+        report.add_table(
+            tables["examples"],
+            caption="The best and the worst summary by BERTScore F1, and the article on "
+            "which it separates the systems most.",
+        )
     report.add_heading("Token similarity of one summary")
     report.add_image(
         plots["token_similarity.png"],
@@ -391,6 +511,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n".join(order_line(summary) for summary in summaries))
     print("\nCorrelation with the human scores:")
     print(tables["correlation"].to_text())
+    chosen = examples(documents, experiments, "bertscore_f1")
+    tables["examples"] = examples_table(chosen, "bertscore_f1")
+    print("\nExample summaries by bertscore_f1 (best, worst, most disputed between systems):")
+    print(examples_text(chosen, "bertscore_f1"))
     notes = [answer_match_note(documents)]
     failures = failure_note(experiments)
     if failures:
@@ -399,12 +523,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     plotted = {
         HUMAN: human,
-        "bertscore_f1": experiments,
-        "bertscore_recall": experiments,
-        "semantic_match": experiments,
+        **{metric: experiments for metric in METRICS},
     }
     # The articles the tables compare: those every system scored.
     distributions = {metric: aligned_scores(runs, metric)[1] for metric, runs in plotted.items()}
+    points = {metric: human_points(experiments, documents, metric) for metric in METRICS}
     report_path, plots = write_report(
         Path(args.output) / "report.html",
         documents,
@@ -413,6 +536,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         distributions,
         bertscore,
         notes,
+        points,
     )
     print(f"\nHTML report: {report_path}")
     if args.comet_offline:

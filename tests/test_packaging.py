@@ -1,7 +1,13 @@
-"""What the wheel ships: every data file under the package is declared as package data."""
+"""What the release ships: every data file under the package is declared as package data,
+and the built sdist and wheel pass ``twine check`` and install with their data files."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,3 +27,72 @@ def test_every_data_file_in_the_package_is_declared_package_data():
     # The baseline files, their licence and source note, py.typed: at least these.
     assert len(data_files) >= 75
     assert sorted(data_files - declared) == []
+
+
+#: What the source tree holds beside the project: never copied into the release build.
+_NOT_THE_PROJECT = shutil.ignore_patterns(
+    ".git", ".venv*", "build", "dist", "*.egg-info", "__pycache__", "*_cache", "site"
+)
+
+#: Run in the fresh environment: where the package was imported from, its data files.
+_INSTALLED_PROBE = """
+import json, sys
+from importlib import resources
+import opik_semantic_metrics
+
+def count(folder):
+    return sum(count(f) if f.is_dir() else f.name.endswith(".tsv") for f in folder.iterdir())
+
+package = resources.files("opik_semantic_metrics")
+baselines = package / "bertscore" / "rescale_baseline"
+print(json.dumps({
+    "file": opik_semantic_metrics.__file__,
+    "typed": (package / "py.typed").is_file(),
+    "roberta": (baselines / "en" / "roberta-large.tsv").read_text().splitlines()[0],
+    "baselines": count(baselines),
+}))
+"""
+
+
+@pytest.mark.slow
+def test_the_release_builds_passes_twine_and_installs_with_its_data(tmp_path):
+    pytest.importorskip("build", reason="the test extra installs build")
+    pytest.importorskip("twine", reason="the test extra installs twine")
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=_NOT_THE_PROJECT)
+    dist = tmp_path / "dist"
+    # The sdist, then the wheel built from it (build's default): the source release
+    # must hold all the wheel needs. No isolation: no download of setuptools.
+    _run(sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(source))
+    [sdist] = dist.glob("*.tar.gz")
+    [wheel] = dist.glob("*.whl")
+    assert wheel.name.startswith("opik_semantic_metrics-") and wheel.name.endswith("-none-any.whl")
+    twine = _run(sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel))
+    assert twine.count("PASSED") == 2
+    # A fresh environment that sees this one's packages (the dependencies) after its own.
+    environment = tmp_path / "venv"
+    _run(sys.executable, "-m", "venv", str(environment))
+    python = str(environment / "bin" / "python")
+    site_packages = _run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))")
+    outer = [path for path in sys.path if path.endswith("site-packages")]
+    Path(site_packages.strip(), "outer.pth").write_text("\n".join(outer) + "\n", "utf-8")
+    _run(python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel))
+    installed = json.loads(_run(python, "-c", _INSTALLED_PROBE).splitlines()[-1])
+    assert Path(installed["file"]).is_relative_to(site_packages.strip())
+    assert installed["typed"]
+    assert installed["roberta"].startswith("LAYER,P,R,F")
+    packaged = list((PACKAGE / "bertscore" / "rescale_baseline").rglob("*.tsv"))
+    assert installed["baselines"] == len(packaged) >= 70
+    # The console script runs from the installed copy.
+    helped = _run(str(environment / "bin" / "opik-semantic-metrics"), "--help")
+    assert helped.startswith("usage: opik-semantic-metrics")
+
+
+def _run(*command: str) -> str:
+    """Standard output of ``command``, run outside the source tree with no PYTHONPATH."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    finished = subprocess.run(
+        command, capture_output=True, text=True, env=environment, cwd="/", timeout=600
+    )
+    assert finished.returncode == 0, finished.stdout[-2000:] + finished.stderr[-3000:]
+    return finished.stdout

@@ -37,7 +37,7 @@ import io
 import json
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,7 +64,7 @@ from opik_semantic_metrics.errors import ModelUnavailableError
 from opik_semantic_metrics.models.devices import resolve_device
 from opik_semantic_metrics.report.html import HtmlReport
 from opik_semantic_metrics.report.plots import figure_png, score_distributions
-from opik_semantic_metrics.report.tables import summaries_pairwise_table, summary_table
+from opik_semantic_metrics.report.tables import Table, summaries_pairwise_table, summary_table
 
 DEFAULT_MODEL = "Salesforce/blip-image-captioning-base"
 DATASET_NAME = "blip-captions"
@@ -270,12 +270,13 @@ class Captioner:
 
 
 def make_task(
-    captioner: Captioner, config: CaptionConfig
+    captioner: Captioner, config: CaptionConfig, captions: dict[str, str] | None = None
 ) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """The tracked Opik task of one configuration: dataset item -> ``{"output": caption}``.
 
     Both the task and the captioning call are ``@track``-ed, so each item's trace in Opik
-    shows the image source, the generated caption and the metric scores.
+    shows the image source, the generated caption and the metric scores. ``captions``,
+    when given, receives each caption under its image, to show beside the scores.
     """
 
     @track(name="generate_caption")
@@ -284,7 +285,10 @@ def make_task(
 
     @track(name="caption_task")
     def caption_task(item: dict[str, Any]) -> dict[str, Any]:
-        return {"output": generate_caption(item["image"])}
+        caption = generate_caption(item["image"])
+        if captions is not None:
+            captions[item["image"]] = caption
+        return {"output": caption}
 
     return caption_task
 
@@ -302,20 +306,56 @@ def run_experiments(
     *,
     online: bool | None = None,
     task_threads: int = 4,
+    captions: dict[str, dict[str, str]] | None = None,
 ) -> list[ExperimentScores]:
-    """One experiment per configuration over the same dataset; their per-item scores."""
+    """One experiment per configuration over the same dataset; their per-item scores.
+
+    ``captions``, when given, receives experiment name -> image -> generated caption.
+    """
     runner = ExperimentRunner(
         items, DATASET_NAME, key_field="image", online=online, task_threads=task_threads
     )
-    return [
-        runner.run(
-            f"blip-{config.name}",
-            make_task(captioner, config),
-            metrics,
-            experiment_config(captioner, config),
-        )
-        for config in configs
-    ]
+    experiments = []
+    for config in configs:
+        name = f"blip-{config.name}"
+        record = None if captions is None else captions.setdefault(name, {})
+        task = make_task(captioner, config, record)
+        experiments.append(runner.run(name, task, metrics, experiment_config(captioner, config)))
+    return experiments
+
+
+def caption_table(
+    items: Sequence[dict[str, Any]],
+    experiments: Sequence[ExperimentScores],
+    captions: Mapping[str, Mapping[str, str]],
+    metrics: Sequence[str] = ("bertscore_f1", "semantic_match"),
+) -> Table:
+    """Each image's first reference caption and, per experiment, the caption generated
+    and its scores: what the means summarise. An unscored item shows "failed"."""
+    rows = []
+    for item in items:
+        image = item["image"]
+        for experiment in experiments:
+            scores = [experiment.scores.get(metric, {}).get(image) for metric in metrics]
+            rows.append(
+                (
+                    Path(image).name or image,
+                    _captions(item["reference"])[0],
+                    experiment.name,
+                    captions.get(experiment.name, {}).get(image, "(none)"),
+                    *("failed" if score is None else f"{score:.3f}" for score in scores),
+                )
+            )
+    return Table(("image", "reference", "experiment", "caption", *metrics), tuple(rows))
+
+
+def quiet_without_server() -> None:
+    """Tracing off and Opik's warnings silenced, for runs with no Opik server to log to
+    (the experiments then run on Opik's local engine)."""
+    # The flag is read once and cached, so set it too.
+    os.environ["OPIK_TRACK_DISABLE"] = "true"
+    opik.set_tracing_active(False)
+    logging.getLogger("opik").setLevel(logging.ERROR)
 
 
 def write_report(
@@ -323,14 +363,18 @@ def write_report(
     experiments: Sequence[ExperimentScores],
     summaries: Sequence[MetricSummary],
     model: str,
+    captions: Table | None = None,
 ) -> Path:
-    """The comparison as an HTML report with the per-image score distributions."""
+    """The comparison as an HTML report with the per-image score distributions, and the
+    captions (a :func:`caption_table`) where given."""
     report = HtmlReport(f"BLIP captions: {', '.join(e.name for e in experiments)}")
     report.add_paragraph(
         f"Model {model}; BERTScore and SemanticMatch against the best reference caption."
     )
     report.add_table(summary_table(summaries), caption="Means and 95% bootstrap intervals")
     report.add_table(summaries_pairwise_table(summaries), caption="Pairwise differences")
+    if captions is not None:
+        report.add_table(captions, caption="The generated captions and their scores")
     # The images the tables compare: those every configuration scored.
     distributions = {
         metric: aligned_scores(experiments, metric)[1]
@@ -356,11 +400,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     transformers_logging.disable_progress_bar()
     online = opik_server_configured()
     if not online:
-        # No tracing (the flag is read once and cached, so set it too), and none of the
-        # warnings of an Opik client with nowhere to send to.
-        os.environ["OPIK_TRACK_DISABLE"] = "true"
-        opik.set_tracing_active(False)
-        logging.getLogger("opik").setLevel(logging.ERROR)
+        quiet_without_server()
     try:
         items = read_items(Path(args.items)) if args.items else [dict(i) for i in EXAMPLE_ITEMS]
     except ValueError as error:
@@ -386,18 +426,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ModelUnavailableError, ValueError) as error:
         print(f"Cannot use --metrics-model {args.metrics_model!r}: {error}", file=sys.stderr)
         return 2
+    captions: dict[str, dict[str, str]] = {}
     try:
-        experiments = run_experiments(items, captioner, metrics, online=online)
+        experiments = run_experiments(items, captioner, metrics, online=online, captions=captions)
     except ImageUnavailableError as error:
         # Opik stops an experiment at a task that raises: a caption needs its image.
         print(f"Stopped: {error}", file=sys.stderr)
         return 2
     summaries = summarize(experiments, METRICS)
+    table = caption_table(items, experiments, captions)
+    print(table.to_text())
+    print()
     print(summary_table(summaries).to_text())
     print()
     print(summaries_pairwise_table(summaries).to_text())
     report = write_report(
-        Path(args.output) / "report.html", experiments, summaries, captioner.model_name
+        Path(args.output) / "report.html", experiments, summaries, captioner.model_name, table
     )
     print(f"\nHTML report: {report}")
     return 0

@@ -2,15 +2,34 @@
 
 Engines (model loading, batching, scoring) live in sub-packages that know nothing of
 Opik; the thin Opik metric classes are in :mod:`opik_semantic_metrics.metrics`.
+
+The metric classes are imported on first use (``from opik_semantic_metrics import
+BERTScore`` works as usual): importing Opik and PyTorch takes seconds, which the command
+line and the engines, which need neither Opik nor every metric, should not pay.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from opik_semantic_metrics.errors import InputError, ModelUnavailableError, ScorerError
-from opik_semantic_metrics.metrics.answer_match import AnswerMatch
-from opik_semantic_metrics.metrics.bertscore import BERTScore
-from opik_semantic_metrics.metrics.comet import COMET
-from opik_semantic_metrics.metrics.semantic_match import SemanticMatch
+
+if TYPE_CHECKING:
+    from opik_semantic_metrics.metrics.answer_match import AnswerMatch
+    from opik_semantic_metrics.metrics.bertscore import BERTScore
+    from opik_semantic_metrics.metrics.comet import COMET
+    from opik_semantic_metrics.metrics.semantic_match import SemanticMatch
 
 __version__ = "0.1.0"
+
+#: Metric class -> the module defining it, imported when the class is first asked for.
+_METRICS = {
+    "AnswerMatch": "opik_semantic_metrics.metrics.answer_match",
+    "BERTScore": "opik_semantic_metrics.metrics.bertscore",
+    "COMET": "opik_semantic_metrics.metrics.comet",
+    "SemanticMatch": "opik_semantic_metrics.metrics.semantic_match",
+}
 
 __all__ = [
     "COMET",
@@ -22,3 +41,16 @@ __all__ = [
     "SemanticMatch",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _METRICS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups find it without coming here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_METRICS})

@@ -15,7 +15,6 @@ from opik.evaluation.metrics import Equals, base_metric
 from opik.evaluation.metrics.score_result import ScoreResult
 
 from opik_semantic_metrics import BERTScore
-from opik_semantic_metrics.compare import experiments as experiments_module
 from opik_semantic_metrics.compare.experiments import (
     ExperimentRunner,
     ExperimentScores,
@@ -439,8 +438,8 @@ def test_runner_online_logs_experiments_on_its_own_items_with_their_config(monke
         result.experiment_url = f"http://opik/{kwargs['experiment_name']}"
         return result
 
-    monkeypatch.setattr(experiments_module.opik, "Opik", _Client)
-    monkeypatch.setattr(experiments_module.opik, "evaluate", _evaluate)
+    monkeypatch.setattr(opik, "Opik", _Client)
+    monkeypatch.setattr(opik, "evaluate", _evaluate)
     runner = ExperimentRunner(ITEMS, "demo", key_field="doc", online=True, task_threads=4)
     runs = [
         runner.run(

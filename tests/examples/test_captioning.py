@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import re
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -258,9 +260,16 @@ def test_the_report_compares_the_experiments(captioner, items, metrics, tmp_path
     assert page.count('src="data:image/png;base64,') == 1
 
 
-def test_the_colab_notebook_is_valid_and_runs_this_examples_code():
-    path = captioning.Path(captioning.__file__).with_name("colab.ipynb")
-    notebook = json.loads(path.read_text(encoding="utf-8"))
+NOTEBOOK = captioning.Path(captioning.__file__).with_name("colab.ipynb")
+
+
+def _settings(notebook: dict) -> dict:
+    [cell] = [cell for cell in notebook["cells"] if cell["id"] == "settings"]
+    return cell
+
+
+def test_the_colab_notebook_is_valid_python_with_its_settings_in_one_cell():
+    notebook = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
     assert (notebook["nbformat"], notebook["nbformat_minor"]) == (4, 5)
     code = []
     for cell in notebook["cells"]:
@@ -268,22 +277,63 @@ def test_the_colab_notebook_is_valid_and_runs_this_examples_code():
         assert isinstance(cell["source"], list) and isinstance(cell["metadata"], dict)
         if cell["cell_type"] == "code":
             assert cell["outputs"] == [] and cell["execution_count"] is None
-            # Shell lines (!pip) are IPython's; the rest must be Python.
-            code.append("".join(line for line in cell["source"] if not line.startswith("!")))
+            code.append("".join(cell["source"]))
     source = "\n".join(code)
-    compile(source, str(path), "exec")
+    compile(source, str(NOTEBOOK), "exec")  # plain Python: no shell lines to skip
+    # The settings the offline run below replaces are all in the first code cell.
+    settings = "".join(_settings(notebook)["source"])
+    names = re.findall(r"^([A-Z_]+) = ", settings, flags=re.MULTILINE)
+    assert names == [
+        "INSTALL", "SOURCE", "PROJECT_DIR", "USE_OPIK", "BLIP_MODEL", "METRICS_MODEL", "ITEMS_FILE"
+    ]  # fmt: skip
     # Installed into site-packages, not editable: an editable install's import hook is
     # read at start-up, so the running kernel could not import the package.
-    installs = [
-        line
-        for cell in notebook["cells"]
-        for line in cell["source"]
-        if line.startswith("!pip install")
-    ]
-    assert installs == ['!pip install -q "./opik-semantic-metrics[captioning,report]"']
+    assert '"install", "-q", f"{project}[offline,captioning,report]"' in source
     used = set(re.findall(r"captioning\.([A-Za-z_]+)", source))
-    assert used >= {"Captioner", "caption_metrics", "run_experiments", "EXAMPLE_ITEMS", "CONFIGS"}
+    assert used >= {"Captioner", "caption_metrics", "run_experiments", "caption_table"}
     assert all(hasattr(captioning, name) for name in used)
+
+
+@pytest.mark.slow
+def test_the_colab_notebook_runs_top_to_bottom_offline(blip_directory, image_folder, tmp_path):
+    nbclient = pytest.importorskip("nbclient")
+    nbformat = pytest.importorskip("nbformat")
+    pytest.importorskip("ipykernel")
+    items = tmp_path / "items.jsonl"
+    captions = {"red.png": CAPTIONS[0], "blue.png": CAPTIONS[1]}
+    items.write_text(
+        "".join(
+            json.dumps({"image": str(image_folder / name), "reference": [caption]}) + "\n"
+            for name, caption in captions.items()
+        ),
+        encoding="utf-8",
+    )
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    root = Path(__file__).resolve().parents[2]
+    _settings(notebook)["source"] = "\n".join(
+        [
+            "INSTALL = False",
+            'SOURCE = "pypi"',
+            f"PROJECT_DIR = {str(root)!r}",
+            "USE_OPIK = False",
+            f"BLIP_MODEL = {str(blip_directory)!r}",
+            'METRICS_MODEL = "all-MiniLM-L6-v2"',
+            f"ITEMS_FILE = {str(items)!r}",
+        ]
+    )
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), *sys.path])}
+    client = nbclient.NotebookClient(
+        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": tmp_path}}
+    )
+    client.execute(env=environment)
+    [run] = [cell for cell in notebook.cells if cell.id == "run"]
+    printed = "".join(output.get("text", "") for output in run.outputs)
+    # The captions table, then the summary: each image under each configuration.
+    for name, caption in captions.items():
+        rows = [line for line in printed.splitlines() if line.startswith(name)]
+        assert len(rows) == 2 and all(caption in row for row in rows)
+    assert "blip-greedy-short" in printed and "blip-beam5-long" in printed
+    assert "bertscore_f1" in printed and "failed" not in printed
 
 
 @pytest.mark.parametrize("name", ["no-such-dir", "models/blip/no-such-dir"])
@@ -397,3 +447,40 @@ def test_a_single_image_with_one_caption_runs(
     out = capsys.readouterr().out
     assert (tmp_path / "report" / "report.html").is_file()
     assert re.search(r"semantic_match\s+blip-\S+\s+1\s+0\s", out)
+
+
+def test_the_run_prints_and_reports_each_generated_caption_with_its_scores(
+    monkeypatch, tmp_path, capsys, image_folder, blip_directory, captioner, items, metrics
+):
+    monkeypatch.setenv("OPIK_TRACK_DISABLE", "true")
+    path = _one_item_file(tmp_path, str(image_folder / "red.png"))
+    arguments = ["--model", str(blip_directory), "--items", str(path), "--device", "cpu"]
+    assert captioning.main([*arguments, "--output", str(tmp_path / "report")]) == 0
+    out = capsys.readouterr().out
+    # The captions table comes first: one row per configuration, with the caption each
+    # configuration's task generates for the image (the model is deterministic).
+    tiny = captioning.Captioner(str(blip_directory), "cpu")
+    image = captioning.load_image(str(image_folder / "red.png"))
+    for config in captioning.CONFIGS:
+        caption = tiny.caption(image, config)
+        [row] = [line for line in out.splitlines() if f"blip-{config.name}  " in line][:1]
+        assert row.startswith("red.png") and "A red square." in row and caption in row
+    page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    assert "The generated captions and their scores" in page
+
+    # The table's scores are the experiments' own.
+    captions: dict[str, dict[str, str]] = {}
+    experiments = captioning.run_experiments(
+        items, captioner, metrics, online=False, captions=captions
+    )
+    table = captioning.caption_table(items, experiments, captions)
+    assert table.headers == (
+        "image", "reference", "experiment", "caption", "bertscore_f1", "semantic_match"
+    )  # fmt: skip
+    assert len(table.rows) == 2 * len(items)
+    for row, (item, experiment) in zip(
+        table.rows, [(i, e) for i in items for e in experiments], strict=True
+    ):
+        assert row[2] == experiment.name
+        assert row[3] == captions[experiment.name][item["image"]]
+        assert row[4] == f"{experiment.scores['bertscore_f1'][item['image']]:.3f}"

@@ -255,17 +255,76 @@ def test_an_output_folder_that_cannot_be_made_is_refused_before_scoring(tmp_path
     assert f"--output {under_a_file} cannot be made: Not a directory" in capsys.readouterr().err
 
 
-def test_report_embeds_both_plots(run):
+def test_report_embeds_its_plots_with_a_panel_for_every_score(run):
     _, output = run
     page = (output / "report.html").read_text(encoding="utf-8")
     images = re.findall(r'<img alt="([^"]+)" src="data:image/png;base64,([^"]+)"', page)
     assert [alt for alt, _ in images] == [
         "score distributions per system",
+        "scores against the human scores",
         "token similarity heatmap",
     ]
-    for _, data in images:
-        assert Image.open(io.BytesIO(base64.b64decode(data))).format == "PNG"
+    pictures = [Image.open(io.BytesIO(base64.b64decode(data))) for _, data in images]
+    assert all(picture.format == "PNG" for picture in pictures)
+    # A panel is 4 inches wide at 100 dpi, plus half an inch: the distributions show the
+    # human score and the four scores of the tables (precision included), the scatter
+    # the four scores.
+    assert [picture.width for picture in pictures[:2]] == [2050, 1650]
     assert "<h2>Correlation with the human scores</h2>" in page
+
+
+def _examples_expected(engine_scores: pd.DataFrame) -> list[tuple[str, str, str, float]]:
+    """(label, article, system, F1) of the best, the worst and the most disputed summaries,
+    from the F1 computed apart from the demo."""
+    best = engine_scores.loc[engine_scores["f1"].idxmax()]
+    worst = engine_scores.loc[engine_scores["f1"].idxmin()]
+    spread = engine_scores.groupby("doc_id")["f1"].agg(lambda f1: f1.max() - f1.min())
+    disputed = engine_scores[engine_scores["doc_id"] == spread.idxmax()]
+    fields = ["doc_id", "system", "f1"]
+    expected = [("best", *best[fields]), ("worst", *worst[fields])]
+    for system in demo.SYSTEMS:
+        [row] = disputed[disputed["system"] == system].itertuples()
+        expected.append(("most disputed", row.doc_id, system, row.f1))
+    return expected
+
+
+def test_example_summaries_are_printed_and_reported_with_their_texts(run, engine_scores):
+    printed, output = run
+    block = printed.split("Example summaries by bertscore_f1", 1)[1]
+    page = (output / "report.html").read_text(encoding="utf-8")
+    table = page.split("<h2>Example summaries</h2>", 1)[1]
+    rows = {(row["doc_id"], row["system"]): row for row in _first_rows(ARTICLES)}
+    for label, article, system, f1 in _examples_expected(engine_scores):
+        row = rows[(article, system)]
+        header = (
+            f"  {label}: article {article}, {system}, bertscore_f1 {f1:.3f}, "
+            f"litepyramid_recall {row['litepyramid_recall']:.3f}\n"
+        )
+        assert header + f"    summary:   {demo.clean(row['summary'])}\n" in block
+        assert f"    reference: {demo.clean(row['reference'])}" in block
+        assert re.search(rf"<td>{label}</td>.*<td[^>]*>{f1:.3f}</td>", table)
+    assert table.count("<tr>") == 1 + 2 + len(demo.SYSTEMS)
+
+
+def test_the_scatter_points_are_each_summarys_human_and_metric_scores(engine_scores):
+    engine_scores = engine_scores.assign(doc_id=engine_scores["doc_id"].astype(str))
+    keys = tuple(sorted(set(engine_scores["doc_id"])))
+    experiments = [
+        ExperimentScores(
+            name=system,
+            items=keys,
+            scores={"bertscore_f1": dict(zip(mine["doc_id"], mine["f1"], strict=True))},
+            failed={},
+        )
+        for system in demo.SYSTEMS
+        for mine in [engine_scores[engine_scores["system"] == system]]
+    ]
+    documents = demo.load_documents()[:ARTICLES]
+    points = demo.human_points(experiments, documents, "bertscore_f1")
+    for system in demo.SYSTEMS:
+        mine = engine_scores[engine_scores["system"] == system]
+        expected = zip(mine["human"], mine["f1"], strict=True)
+        assert sorted(points[system]) == sorted(expected)
 
 
 def _pixels_near(image: np.ndarray, color: tuple[float, float, float], tolerance: int) -> int:

@@ -16,6 +16,7 @@ from opik_semantic_metrics.report.plots import (
     SYSTEM_COLORS,
     figure_png,
     score_distributions,
+    score_scatter,
     similarity_heatmap,
 )
 
@@ -27,6 +28,8 @@ SCORES = {
     },
     "semantic_match": {"bart": [0.5, 0.9, 0.4], "t5-base": [0.3, 0.6, 0.5], "pgn": [0.2, 0.1, 0.4]},
 }
+#: A human score per item, the same three items for every system.
+HUMAN = [0.2, 0.7, 0.4]
 
 
 def test_score_distributions_draws_one_panel_per_metric_in_system_colours():
@@ -54,6 +57,36 @@ def test_score_distributions_rejects_scores_that_are_no_number():
     # A failed item's NaN drew a violin without its box and mean, and no error.
     with pytest.raises(ValueError, match="'a' has NaN or infinite 'f1' scores"):
         score_distributions({"f1": {"a": [0.5, math.nan, 0.7], "b": [0.1, 0.2, 0.3]}})
+
+
+def test_score_scatter_draws_each_systems_points_in_its_colour():
+    points = {
+        metric: {system: list(zip(HUMAN, values, strict=True)) for system, values in by.items()}
+        for metric, by in SCORES.items()
+    }
+    figure = score_scatter(points, x_label="litepyramid_recall", title="against humans")
+    assert [axes.get_title() for axes in figure.axes] == ["bertscore_f1", "semantic_match"]
+    assert figure.get_suptitle() == "against humans"
+    for axes, by_system in zip(figure.axes, SCORES.values(), strict=True):
+        assert axes.get_xlabel() == "litepyramid_recall"
+        for collection, color, values in zip(
+            axes.collections, SYSTEM_COLORS[:3], by_system.values(), strict=True
+        ):
+            assert to_hex(collection.get_facecolor()[0], keep_alpha=False) == color
+            assert collection.get_offsets().tolist() == [
+                list(pair) for pair in zip(HUMAN, values, strict=True)
+            ]
+    legend = [text.get_text() for text in figure.axes[-1].get_legend().get_texts()]
+    assert legend == ["bart", "t5-base", "pgn"]
+
+
+def test_score_scatter_rejects_empty_input_and_values_that_are_no_number():
+    with pytest.raises(ValueError, match="at least one metric"):
+        score_scatter({}, x_label="human")
+    with pytest.raises(ValueError, match="points for every system"):
+        score_scatter({"f1": {"a": [(0.1, 0.5)], "b": []}}, x_label="human")
+    with pytest.raises(ValueError, match="'a' has NaN or infinite 'f1' points"):
+        score_scatter({"f1": {"a": [(0.1, math.nan)]}}, x_label="human")
 
 
 def test_heatmap_shows_the_matrix_and_frames_each_rows_best_match():

@@ -12,9 +12,8 @@ fast tokenizer is the default, and the printed hash is the one bert_score prints
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from opik_semantic_metrics.bertscore.engine import BERTScoreEngine, BERTScoreResult
 from opik_semantic_metrics.cli.common import (
     add_model_options,
     bertscore_engine,
@@ -22,8 +21,10 @@ from opik_semantic_metrics.cli.common import (
     json_text,
     read_aligned,
 )
-from opik_semantic_metrics.models.devices import dtype_name
 from opik_semantic_metrics.report.tables import Table
+
+if TYPE_CHECKING:
+    from opik_semantic_metrics.bertscore.engine import BERTScoreEngine, BERTScoreResult
 
 _SCORES = ("precision", "recall", "f1")
 
@@ -110,6 +111,8 @@ def _as_json(
     results: list[BERTScoreResult],
     means: dict[str, float],
 ) -> dict[str, Any]:
+    from opik_semantic_metrics.models.devices import dtype_name
+
     return {
         "metric": "bertscore",
         "hash": engine.hash,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opik_semantic_metrics.cli.common import (
     CliError,
@@ -21,10 +21,14 @@ from opik_semantic_metrics.cli.common import (
     json_text,
     read_aligned,
 )
-from opik_semantic_metrics.comet.checkpoint import DEFAULT_MODEL
-from opik_semantic_metrics.comet.engine import CometEngine, CometResult
-from opik_semantic_metrics.models.devices import dtype_name
 from opik_semantic_metrics.report.tables import Table
+
+if TYPE_CHECKING:
+    from opik_semantic_metrics.comet.engine import CometEngine, CometResult
+
+#: The default of ``--model``: :data:`opik_semantic_metrics.comet.checkpoint.DEFAULT_MODEL`
+#: (a test keeps the two equal), written out so that --help need not import PyTorch.
+DEFAULT_MODEL = "Unbabel/wmt22-comet-da"
 
 
 def add_parser(subparsers: Any) -> None:
@@ -78,6 +82,8 @@ def _engine(args: argparse.Namespace) -> CometEngine:
     Raises:
         CliError: The model cannot be built, or needs references and ``-r`` is missing.
     """
+    from opik_semantic_metrics.comet.engine import CometEngine
+
     try:
         engine = CometEngine(
             args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size
@@ -98,6 +104,8 @@ def _engine(args: argparse.Namespace) -> CometEngine:
 def _as_json(
     args: argparse.Namespace, engine: CometEngine, results: list[CometResult], mean: float
 ) -> dict[str, Any]:
+    from opik_semantic_metrics.models.devices import dtype_name
+
     return {
         "metric": "comet",
         "model": engine.model_name,

@@ -8,10 +8,12 @@ import math
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tqdm import tqdm
-
-from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+# The subcommands' modules import what scores (PyTorch, transformers) where they run, so
+# that --help, and `compare`, answer without loading it.
+if TYPE_CHECKING:
+    from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 
 
 class CliError(Exception):
@@ -88,6 +90,8 @@ def chunks(count: int, size: int, *, progress: bool | None, unit: str) -> Iterat
     ``progress`` None shows the bar only when stderr is a terminal. The finished bar
     stays, so the last line on stderr says how many items were done and how fast.
     """
+    from tqdm import tqdm
+
     with tqdm(
         total=count,
         unit=unit,
@@ -156,6 +160,8 @@ def bertscore_engine(args: argparse.Namespace, **options: object) -> BERTScoreEn
             baseline).
         ModelUnavailableError: The model cannot be had.
     """
+    from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+
     try:
         engine = BERTScoreEngine(
             args.model,

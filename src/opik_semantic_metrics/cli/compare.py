@@ -22,7 +22,6 @@ from opik_semantic_metrics.compare.comparable import (
     RecordedSettings,
     comparison_warnings,
 )
-from opik_semantic_metrics.compare.experiments import MetricSummary
 from opik_semantic_metrics.compare.stats import TIE_TOLERANCE, bootstrap_interval, compare_systems
 from opik_semantic_metrics.report.tables import (
     format_p_value,
@@ -62,7 +61,8 @@ def add_parser(subparsers: Any) -> None:
         "batchings; 0 compares exactly but for the scores' rounding)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    parser.set_defaults(run=run)
+    # Reads numbers only: no model libraries to configure (see cli.main).
+    parser.set_defaults(run=run, loads_models=False)
 
 
 class ResultFile(NamedTuple):
@@ -135,6 +135,8 @@ def _checked(path: str, scores: list[float]) -> list[float]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from opik_semantic_metrics.compare.experiments import MetricSummary
+
     key_a, scores_a, dtype_a, settings_a = read_scores(args.results_a, args.score)
     key_b, scores_b, dtype_b, settings_b = read_scores(args.results_b, args.score)
     recorded = [

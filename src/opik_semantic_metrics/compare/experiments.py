@@ -22,13 +22,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import opik
-from opik.api_objects.dataset.dataset_item import DatasetItem
-from opik.config import OpikConfig
-from opik.evaluation.metrics.base_metric import BaseMetric
-from opik.evaluation.test_result import TestResult
+from typing import TYPE_CHECKING, Any, Literal
 
 from opik_semantic_metrics.compare.stats import (
     Comparison,
@@ -37,6 +31,13 @@ from opik_semantic_metrics.compare.stats import (
     compare_systems,
 )
 from opik_semantic_metrics.inputs import is_finite_number
+
+# Opik is imported where it runs: the summaries and the command line's `compare` read
+# scores without it, and importing it takes seconds.
+if TYPE_CHECKING:
+    from opik.config import OpikConfig
+    from opik.evaluation.metrics.base_metric import BaseMetric
+    from opik.evaluation.test_result import TestResult
 
 Task = Callable[[dict[str, Any]], dict[str, Any]]
 #: What :func:`collect_scores` does with an item scored in several results (trials):
@@ -179,6 +180,7 @@ def collect_scores(
             (two metrics of one name, or two runs joined), or ``trials`` is neither.
 
     Example:
+        >>> import opik
         >>> from opik.evaluation.metrics import Equals
         >>> result = opik.evaluate_on_dict_items(
         ...     items=[{"qid": "q1", "reference": "4"}, {"qid": "q2", "reference": "6"}],
@@ -346,7 +348,10 @@ def opik_server_configured(config: OpikConfig | None = None) -> bool:
     (``~/.opik.config``, or ``OPIK_CONFIG_PATH``), unless ``OPIK_TRACK_DISABLE`` turns
     tracking off.
     """
-    config = config if config is not None else OpikConfig()
+    if config is None:
+        from opik.config import OpikConfig
+
+        config = OpikConfig()
     if config.track_disable:
         return False
     return "url_override" in config.model_fields_set or config.api_key is not None
@@ -407,6 +412,8 @@ class ExperimentRunner:
         self._dataset: Any = None
         self._item_ids: list[str] = []
         if self.online:
+            import opik
+
             self._dataset = opik.Opik().get_or_create_dataset(dataset_name)
             self._dataset.insert(self.items)
             self._item_ids = stored_item_ids(self._dataset.get_items(), self.items)
@@ -429,6 +436,8 @@ class ExperimentRunner:
         Returns:
             The experiment's per-item scores.
         """
+        import opik
+
         if self.online:
             result = opik.evaluate(
                 dataset=self._dataset,
@@ -461,6 +470,8 @@ def stored_item_ids(
     Raises:
         ValueError: An item the dataset does not hold.
     """
+    from opik.api_objects.dataset.dataset_item import DatasetItem
+
     ids_by_hash = {
         DatasetItem(**{k: v for k, v in item.items() if k != "id"}).content_hash(): item["id"]
         for item in stored

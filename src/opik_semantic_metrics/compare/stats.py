@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from opik_semantic_metrics.inputs import (
     check_between_0_and_1,
@@ -300,6 +299,8 @@ def paired_t_test(
         # not to pass on its precision-loss warning). A clean sweep is significant.
         return TTestResult(math.copysign(math.inf, differences.mean()), p_value=0.0)
     # ttest_rel(a, b) is this test of a - b; the differences here have the ties zeroed.
+    from scipy import stats as scipy_stats  # seconds to import; only this test needs it
+
     statistic, p_value = scipy_stats.ttest_1samp(differences, 0.0)
     return TTestResult(float(statistic), float(p_value))
 

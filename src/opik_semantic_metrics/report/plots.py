@@ -1,4 +1,5 @@
-"""Plots of experiment comparisons: score distributions and token-similarity heatmaps.
+"""Plots of experiment comparisons: score distributions, scores against another score
+(human judgments), and token-similarity heatmaps.
 
 Figures are built with matplotlib's object API (``matplotlib.figure.Figure``), never
 ``pyplot``: no global figure state, no GUI backend, safe from any thread.
@@ -182,6 +183,64 @@ def similarity_heatmap(
     if title:
         # About 8 characters an inch at the title's size, with a margin.
         figure.suptitle(textwrap.fill(_literal(title), width=int(width * 8)))
+    return figure
+
+
+def score_scatter(
+    points: Mapping[str, Mapping[str, Sequence[tuple[float, float]]]],
+    *,
+    x_label: str,
+    title: str | None = None,
+) -> Figure:
+    """One panel per metric: a point per item, its ``x_label`` score (a human judgment,
+    say) across and the metric's score up, in its system's colour.
+
+    Args:
+        points: Metric name -> system name -> ``(x, score)`` per item. Systems get the
+            colours of :data:`SYSTEM_COLORS` in the order of the first metric.
+        x_label: What the horizontal axis holds.
+        title: Title above the panels.
+
+    Returns:
+        The figure.
+
+    Raises:
+        ValueError: No metric, no system, a system without points, or a value that is
+            NaN or infinite.
+
+    Example:
+        >>> figure = score_scatter({"f1": {"a": [(0.2, 0.8), (0.5, 0.9)]}}, x_label="human")
+        >>> [axes.get_title() for axes in figure.axes], figure.axes[0].get_xlabel()
+        (['f1'], 'human')
+    """
+    if not points or any(not systems for systems in points.values()):
+        raise ValueError("Expected at least one metric with at least one system.")
+    systems = list(dict.fromkeys(name for by_system in points.values() for name in by_system))
+    if len(systems) > len(SYSTEM_COLORS):
+        raise ValueError(f"Expected at most {len(SYSTEM_COLORS)} systems, got {len(systems)}.")
+    colors = dict(zip(systems, SYSTEM_COLORS, strict=False))
+    figure = Figure(figsize=(4.0 * len(points) + 0.5, 4.0), layout="constrained")
+    axes_row = figure.subplots(1, len(points), squeeze=False)[0]
+    for axes, (metric, by_system) in zip(axes_row, points.items(), strict=True):
+        for name, pairs in by_system.items():
+            values = np.asarray(pairs, dtype=np.float64).reshape(-1, 2)
+            if values.size == 0:
+                raise ValueError(f"Expected points for every system of {metric!r}.")
+            if not np.isfinite(values).all():
+                raise ValueError(
+                    f"Expected finite values: {name!r} has NaN or infinite {metric!r} points "
+                    "(leave failed items out)."
+                )
+            axes.scatter(
+                values[:, 0], values[:, 1], color=colors[name], alpha=0.7, label=_literal(name)
+            )
+        axes.set_title(_literal(metric))
+        axes.set_xlabel(_literal(x_label))
+        axes.grid(alpha=0.3)
+    axes_row[0].set_ylabel("score per item")
+    axes_row[-1].legend(loc="best", fontsize="small")
+    if title:
+        figure.suptitle(_literal(title))
     return figure
 
 

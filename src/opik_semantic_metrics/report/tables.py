@@ -12,10 +12,13 @@ import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from opik_semantic_metrics.compare.correlation import Correlation
-from opik_semantic_metrics.compare.experiments import MetricSummary
-from opik_semantic_metrics.compare.stats import Comparison
+# Types only: the command line prints tables without importing SciPy.
+if TYPE_CHECKING:
+    from opik_semantic_metrics.compare.correlation import Correlation
+    from opik_semantic_metrics.compare.experiments import MetricSummary
+    from opik_semantic_metrics.compare.stats import Comparison
 
 
 @dataclass(frozen=True)
