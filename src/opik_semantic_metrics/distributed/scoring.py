@@ -488,9 +488,8 @@ def score_dataset(
         compute=ray.data.ActorPoolStrategy(size=resources.num_actors),
         num_cpus=resources.cpus_per_actor,
         num_gpus=resources.gpus_per_actor,
-        # A dead actor is restarted and its batch retried (Ray Data's defaults, stated).
-        max_restarts=-1,
-        max_task_retries=-1,
+        # A dead actor is restarted and its batch retried: Ray Data's actor pools default
+        # to max_restarts=-1 and max_task_retries=-1 (tests/distributed kills an actor).
     )
     if not materialize:
         return scored
