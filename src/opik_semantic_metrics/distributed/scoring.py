@@ -40,8 +40,9 @@ logger = logging.getLogger(__name__)
 #: Rows per call of the metric on an actor, unless given: enough for the engines'
 #: length-sorted batches to pay, few enough for the progress bar to move.
 DEFAULT_BATCH_SIZE = 256
-#: CPU threads an actor's model gets at most by default: past about 8, adding threads
-#: to one forward pass gains less than a second actor does.
+#: CPUs per actor when the models run on CPUs and ``num_actors`` is not given: several
+#: actors of a few threads each keep more cores busy than one actor whose threads wait
+#: for each other at the end of every operation (see ``batching/cpu_parallel.py``).
 THREADS_PER_ACTOR = 8
 #: The marker of the idf pass's row that carries the number of documents of a block.
 _DOCUMENT_COUNT = -1
