@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -67,6 +67,20 @@ def fit_idf(encoded_references: Iterable[Sequence[int]]) -> IdfTable:
     for ids in encoded_references:
         document_frequency.update(set(ids))
         num_documents += 1
+    return idf_from_document_frequencies(document_frequency, num_documents)
+
+
+def idf_from_document_frequencies(
+    document_frequency: Mapping[int, int], num_documents: int
+) -> IdfTable:
+    """idf weights from counts made elsewhere: in how many of ``num_documents`` reference
+    texts each token id occurs (counts of several parts of a corpus add up).
+
+    Example:
+        >>> table = idf_from_document_frequencies({1: 2, 5: 1}, 2)
+        >>> round(table.weight(5), 4), table.weight(1)
+        (0.4055, 0.0)
+    """
     weights = {
         token_id: math.log((num_documents + 1) / (count + 1))
         for token_id, count in document_frequency.items()

@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from opik_semantic_metrics.cli import bertscore, comet, compare, heatmap
+from opik_semantic_metrics.cli import bertscore, comet, compare, heatmap, score_dataset
 from opik_semantic_metrics.cli.common import CliError
 from opik_semantic_metrics.errors import InputError, ModelUnavailableError
 
@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Score text files with semantic metrics, compare results, draw heatmaps.",
     )
     subparsers = parser.add_subparsers(title="subcommands", required=True, metavar="COMMAND")
-    for command in (bertscore, comet, compare, heatmap):
+    for command in (bertscore, comet, compare, heatmap, score_dataset):
         command.add_parser(subparsers)
     return parser
 
