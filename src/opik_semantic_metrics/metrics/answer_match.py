@@ -1,9 +1,10 @@
 """AnswerMatch as an Opik metric: tiered answer matching for QA benchmarks.
 
 A thin wrapper over :class:`~opik_semantic_metrics.answers.tiers.AnswerMatcher`: exact ->
-normalised text -> numeric -> list -> not answerable -> semantic (optional), stopping at
-the first tier that matches. The score is 1.0 or 0.0; ``metadata["method"]`` names the
-tier, and the normal forms, numbers, semantic score and flags explain it.
+normalised text -> gold found in the output -> numeric -> list -> not answerable ->
+semantic (optional), stopping at the first tier that matches. The score is 1.0 or 0.0;
+``metadata["method"]`` names the tier, and the normal forms, numbers, semantic score and
+flags explain it.
 
 Bad input, by design:
 
@@ -82,6 +83,8 @@ class AnswerMatch(base_metric.BaseMetric):
         project_name: Opik project for the tracked calls.
         percent_as_fraction: Also accept ``"82%"`` against ``"0.82"``.
         abstentions: Phrases by which an output declines to answer.
+        abstention_patterns: Also read freely phrased abstentions ("The report does not
+            say.", "This cannot be determined from the document.").
 
     Raises:
         ValueError: A bad tolerance or threshold, a ``semantic`` of another kind, or a
@@ -115,6 +118,7 @@ class AnswerMatch(base_metric.BaseMetric):
         *,
         percent_as_fraction: bool = False,
         abstentions: Sequence[str] = DEFAULT_ABSTENTIONS,
+        abstention_patterns: bool = True,
     ) -> None:
         super().__init__(name=name, track=check_flag(track, "track"), project_name=project_name)
         scorer, self.semantic_name = _semantic_scorer(semantic)
@@ -126,6 +130,7 @@ class AnswerMatch(base_metric.BaseMetric):
             ordered,
             percent_as_fraction=percent_as_fraction,
             abstentions=abstentions,
+            abstention_patterns=abstention_patterns,
             semantic=scorer,
             semantic_threshold=semantic_threshold,
         )
@@ -153,7 +158,8 @@ class AnswerMatch(base_metric.BaseMetric):
 
         Returns:
             A ScoreResult of 1.0 (match) or 0.0, whose ``metadata`` holds ``method``
-            (exact, normalized, numeric, list, not_answerable, semantic, no_match), the
+            (exact, normalized, contains, numeric, list, not_answerable, semantic,
+            no_match), the
             normal forms, the numbers read, the semantic score and the flags.
 
         Raises:
