@@ -14,7 +14,8 @@ if:
   own words ("It is not Paris", "Not Paris", "Paris is not correct"), and, for a
   number, the clause does not bound it ("less than 5", "up to 5", "5+");
 - **no second answer stands beside it**: for a text, no ``or``/``nor`` next to it and no
-  ``either`` before it in its clause ("Paris or London", "either Paris or Lyon"), no
+  ``either`` before it in its clause ("Paris or London", "either Paris or Lyon"; a slash
+  between words reads as ``or``: "Paris/London"), no
   ``and``/``&``/``vs``/``plus`` joining it to another content word ("Paris and
   London"), and the whole output is not a short enumeration of which the gold is one item
   ("Paris, London"); for a number, no other number of its kind anywhere in the output
@@ -67,12 +68,20 @@ NEGATING_WORDS = frozenset(
 )
 POLAR_ANSWERS = {"yes": "no", "no": "yes", "true": "false", "false": "true"}
 _ALTERNATIVES = frozenset({"or", "nor"})
+#: Stop words that may stand inside a name ("Port of Santos", "Institute for Energy").
+_NAME_WORDS = frozenset({"of", "the", "and", "for", "a", "an"})
+#: Words that, with a number, make a clause that only sets the time or place of the
+#: answer ("In 2022, ...", "As of 2021, ..."): its number is no second answer.
+_SETTING_WORDS = frozenset(
+    {"in", "as", "of", "since", "during", "for", "by", "at", "end", "the", "fiscal", "year", "fy"}
+)
 _JOINERS = frozenset({"and", "vs", "versus", "plus"})
 _CLAUSE_BREAK = re.compile(
     r"[.!?;:]+(?=\s|$)|,(?=\s|$)|\n+|\s-+\s"
     r"|\s(?=(?:but|however|although|though|whereas|instead)\b)"
 )
 _YEAR_RANGE = (1900, 2100)
+_SLASH_BETWEEN_WORDS = re.compile(r"(?<=\w)\s?/\s?(?=\w)")
 
 
 @dataclass(frozen=True)
@@ -106,7 +115,7 @@ class _Clause:
         return self.forms.spaced.split(), self.forms.joined.split()
 
 
-def clauses(text: str) -> list[str]:
+def clauses(text: str, *, slash_as_or: bool = False) -> list[str]:
     """The clauses of a text (see the module docstring), ``&`` read as ``and``.
 
     Example:
@@ -114,6 +123,8 @@ def clauses(text: str) -> list[str]:
         ['it is paris', 'not london', 'but maybe lyon']
     """
     text = prepare(text).replace("&", " and ")
+    if slash_as_or and "/" in text:
+        text = _SLASH_BETWEEN_WORDS.sub(" or ", text)
     return [part.strip() for part in _CLAUSE_BREAK.split(text) if part.strip()]
 
 
@@ -182,9 +193,12 @@ def _find(
     gold_number: ParsedNumber | None,
     numbers_equal: Callable[[ParsedNumber, ParsedNumber], bool],
 ) -> Containment:
-    parts = [_Clause(text, normal_forms(text)) for text in clauses(output)]
     if gold_number is not None:
+        parts = [_Clause(text, normal_forms(text)) for text in clauses(output)]
         return _find_number(parts, gold_number, numbers_equal)
+    # "Paris/London" offers two answers; a gold with a slash of its own ("AC/DC") is
+    # found in the whole output below.
+    parts = [_Clause(text, normal_forms(text)) for text in clauses(output, slash_as_or=True)]
     places = [span for part in parts for span in _spans(part, gold_forms)]
     if not places:
         # A gold that spans clauses ("Seller reports Scope 1, buyer reports Scope 2")
@@ -257,9 +271,18 @@ def _one_of_an_enumeration(output: str, gold_forms: NormalForms) -> bool:
         items = [normal_forms(item) for item in reading]
         if any(item.spaced.count(" ") >= _ENUMERATION_ITEM_WORDS for item in items):
             continue
-        if any(item.equals(gold_forms) for item in items):
+        others = [item for item in items if not item.equals(gold_forms)]
+        if len(others) < len(items) and all(map(_names_something, others)):
             return True
     return False
+
+
+def _names_something(item: NormalForms) -> bool:
+    """Whether an enumeration's item reads as an answer ("London", "Port of Santos"), not
+    as a phrase about one ("according to the report")."""
+    return all(
+        word in _NAME_WORDS or word not in ENGLISH_STOP_WORDS for word in item.spaced.split()
+    )
 
 
 def _find_number(
@@ -275,10 +298,12 @@ def _find_number(
         if found_numbers is None:
             return NOT_FOUND
         spaced, _ = part.words
+        setting = len(found_numbers) == 1 and _SETTING_WORDS.issuperset(spaced[:-1])
         for found in found_numbers:
             number = found.number
             if number is None or not numbers_equal(unit_as_gold(number, gold), gold):
-                others.append(number)
+                if not (setting and spaced[:-1]) and not found.label:
+                    others.append(number)
             elif found.bounded:
                 rejection = Containment(
                     False, "the gold number is in the output, but bounded", "gold_negated"
@@ -300,6 +325,16 @@ def _find_number(
     return Containment(
         True, f"The gold number {gold} is found in the output as {matched[0]}.", number=matched[0]
     )
+
+
+def number_negated(text: str) -> bool:
+    """Whether a clause of ``text`` that holds a number also holds a negating word
+    ("82% is not correct")."""
+    for clause in clauses(text):
+        found_numbers = numbers_in_text(clause)
+        if found_numbers and NEGATING_WORDS.intersection(normal_forms(clause).spaced.split()):
+            return True
+    return False
 
 
 def unit_as_gold(number: ParsedNumber, gold: ParsedNumber) -> ParsedNumber:

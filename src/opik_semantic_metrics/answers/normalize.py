@@ -455,10 +455,22 @@ class NumberInText:
         number: The number, with its unit, or ``None`` when its digits cannot be read in
             full (more than :data:`MAX_DIGITS`).
         bounded: The text bounds or negates it ("not 5", "less than 5", "5+").
+        label: It numbers a thing rather than counting or measuring one ("ISO 14001",
+            "Scope 3", "SDG 13", "fiscal year 2022": after one of :data:`LABEL_WORDS`).
     """
 
     number: ParsedNumber | None
     bounded: bool
+    label: bool = False
+
+
+#: Words after which a number is a label ("Scope 3"), not a quantity.
+LABEL_WORDS = frozenset(
+    {"scope", "category", "iso", "sdg", "tier", "phase", "level", "article", "section"}
+    | {"page", "pages", "table", "figure", "chapter", "annex", "appendix", "version", "goal"}
+    | {"cop", "step", "item", "class", "grade", "type", "model", "unit", "building", "site"}
+    | {"year", "fy"}
+)
 
 
 #: Most numbers :func:`numbers_in_text` reads from one text.
@@ -498,6 +510,7 @@ def _read_number_in_text(text: str, found: re.Match[str]) -> NumberInText:
         value = _DECIMAL_CONTEXT.multiply(value, _SCALES[found["scale"].strip()])
     before = tuple(normal_forms(text[: found.start()]).joined.split()[-3:])
     after = _words_after_number(text[found.end() :])
+    label = bool(before) and before[-1] in LABEL_WORDS and not found["sign"]
     bounded = bool(
         _BOUNDS_BEFORE.intersection(before[-2:])
         or any(before[-len(phrase) :] == phrase for phrase in _BOUNDING_PHRASES_BEFORE)
@@ -508,7 +521,8 @@ def _read_number_in_text(text: str, found: re.Match[str]) -> NumberInText:
         or text[found.end() :].lstrip().startswith("+")
     )
     unit_words = []
-    for word in after[:3]:
+    # A percent is its own unit: "15% compared with" is 15%, not 15% "compared".
+    for word in after[:3] if not found["percent"] else ():
         if _is_stop_word(word) or is_number_word(word):
             break
         unit_words.append(word)
@@ -516,7 +530,7 @@ def _read_number_in_text(text: str, found: re.Match[str]) -> NumberInText:
     number = ParsedNumber(
         value, percent=bool(found["percent"]), unit=unit, scaled=bool(found["scale"])
     )
-    return NumberInText(number, bounded)
+    return NumberInText(number, bounded, label)
 
 
 def find_single_number(text: str) -> ParsedNumber | None:

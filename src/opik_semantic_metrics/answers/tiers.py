@@ -73,7 +73,12 @@ from decimal import Decimal
 from typing import ClassVar, Literal, TypeGuard
 
 from opik_semantic_metrics.answers.abstentions import declines
-from opik_semantic_metrics.answers.contains import find_gold, gold_is_searchable, unit_as_gold
+from opik_semantic_metrics.answers.contains import (
+    find_gold,
+    gold_is_searchable,
+    number_negated,
+    unit_as_gold,
+)
 from opik_semantic_metrics.answers.lists import (
     ListItem,
     items_from_value,
@@ -517,6 +522,9 @@ class AnswerMatcher:
         number = answer.number
         if number is None and case.answer_format in ("Int", "Float"):
             number = outcome.sentence_number = find_single_number(answer.text)
+            if number is not None and number_negated(answer.text):
+                outcome.notes.append("the output's number is negated")
+                return None
         if number is None:
             if case.answer_format in ("Int", "Float"):
                 outcome.notes.append("the output holds no single number to compare")
