@@ -1,10 +1,11 @@
-"""Normal forms of short answers: text (tier 2) and numbers (tier 3).
+"""Normal forms of short answers: text (the normalised tier) and numbers (the numeric one).
 
 Text normal form (:func:`normal_forms`), in this order:
 
 1. markup tags of rich text deleted (``"<b>5</b>"`` -> ``"5"``: a tag's ``>`` is not a
-   bound), Unicode NFKC (``"ﬁ"`` -> ``"fi"``, ``"℃"`` -> ``"°C"``, ``"CO₂"`` -> ``"CO2"``), curly
-   quotes made straight, every dash and the minus sign made ``"-"``; a superscript
+   bound) and HTML character references read (``"&gt;5"`` -> ``">5"``), Unicode NFKC
+   (``"ﬁ"`` -> ``"fi"``, ``"℃"`` -> ``"°C"``, ``"CO₂"`` -> ``"CO2"``), curly quotes made
+   straight, every dash and the minus sign made ``"-"``; a superscript
    number right after a digit is an exponent, kept apart from it (``"10²"`` -> ``"10^2"``,
    not ``"102"``);
 2. case folded;
@@ -56,6 +57,7 @@ fraction of a second (``benchmarks/answer_match_speed.py`` prints the figures).
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -141,6 +143,8 @@ _GLUED = re.compile(
 # A text without any of these has nothing for _GLUED to split.
 _GLUE_HINT = re.compile(rf"[\d{_SYMBOLS}]")
 _LEADING_ARTICLE = re.compile(r"^(?:the|an|a) (?=\w\w)")
+#: HTML character references ("&gt;", "&#62;"), read as the characters they stand for.
+_CHARACTER_REFERENCE = re.compile(r"&(?:[A-Za-z]{2,8}|#\d{1,7}|#[xX][0-9A-Fa-f]{1,6});")
 #: HTML tags that format an answer's text (a chat model's output is often rich text).
 _MARKUP_TAG = re.compile(
     r"</?(?:b|i|u|s|em|strong|mark|small|big|sup|sub|code|tt|pre|kbd|samp|var|span|div|p|br"
@@ -199,6 +203,8 @@ def prepare(text: str) -> str:
     """
     if "<" in text:
         text = _MARKUP_TAG.sub(" ", text)
+    if "&" in text:
+        text = _CHARACTER_REFERENCE.sub(lambda found: html.unescape(found.group()), text)
     if not text.isascii():  # an O(1) test: superscripts are rare, sub() is not free
         text = _SUPERSCRIPT_AFTER_DIGIT.sub("^\\g<0>", text)
     return unicodedata.normalize("NFKC", text).translate(_CHARACTER_MAP).casefold().strip()
