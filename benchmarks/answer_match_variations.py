@@ -44,6 +44,8 @@ NEGATIONS = (
     "{} is not correct.",
     "The answer is not {}.",
     "{} is incorrect.",
+    "{}? No.",
+    "{}. That is wrong.",
 )
 TWO_ANSWERS = ("{} or {}", "Either {} or {}.", "{} and {}", "It could be {} or {}.")
 ABSTENTIONS = (

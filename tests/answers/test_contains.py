@@ -60,6 +60,7 @@ def test_a_tier_removed_from_the_table_is_no_longer_tried(monkeypatch):
         ("The capital of France is Paris.", "Paris", None),  # the example
         ("The capital of France is Paris.", "Paris", "Str"),
         ("It is Paris, not London.", "Paris", "Str"),  # the negation is on London
+        ("Paris. It is not London.", "Paris", "Str"),
         ("Not London. Paris.", "Paris", "Str"),
         ("It was the Paris Agreement.", "The Paris Agreement", "Str"),
         ("The company has set a net zero target for 2050.", "net-zero", "Str"),
@@ -106,6 +107,10 @@ def test_the_number_found_is_reported(matcher):
         ("Paris is incorrect.", "Paris", "Str", "gold_negated"),
         ("The answer isn't Paris.", "Paris", "Str", "gold_negated"),
         ("Not Paris, but London.", "Paris", "Str", "gold_negated"),
+        ("Paris? No.", "Paris", "Str", "gold_negated"),  # a later clause that says no
+        ("Paris - wrong.", "Paris", "Str", "gold_negated"),
+        ("Paris. That is not correct.", "Paris", "Str", "gold_negated"),
+        ("82%? No.", "82%", "Float", None),
         ("It is not true that offsets are excluded.", "offsets are excluded", "Str",
          "gold_negated"),
         ("82% is not correct.", "82%", "Float", None),  # the sentence's number, negated

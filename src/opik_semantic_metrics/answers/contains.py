@@ -11,8 +11,9 @@ if:
 
 - **no negation is on it**: no negation word (``not``, ``no``, ``never``, ``isn't``...,
   or ``incorrect``, ``wrong``, ``false``, ``untrue``) in its clause besides the gold's
-  own words ("It is not Paris", "Not Paris", "Paris is not correct"), and, for a
-  number, the clause does not bound it ("less than 5", "up to 5", "5+");
+  own words ("It is not Paris", "Not Paris", "Paris is not correct"), no later clause
+  that only says no ("Paris? No.", "Paris - wrong."), and, for a number, the clause
+  does not bound it ("less than 5", "up to 5", "5+");
 - **no second answer stands beside it**: for a text, no ``or``/``nor`` next to it and no
   ``either`` before it in its clause ("Paris or London", "either Paris or Lyon"; a slash
   between words reads as ``or``: "Paris/London"), no
@@ -63,11 +64,13 @@ NEGATING_WORDS = frozenset(
         *("not", "no", "never", "none", "nor", "neither", "nothing", "nobody", "without"),
         *("cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent"),
         *("wont", "wouldnt", "shouldnt", "couldnt", "hasnt", "havent", "hadnt"),
-        *("incorrect", "wrong", "false", "untrue"),
+        *("incorrect", "wrong", "false", "untrue", "nope"),
     )
 )
 POLAR_ANSWERS = {"yes": "no", "no": "yes", "true": "false", "false": "true"}
 _ALTERNATIVES = frozenset({"or", "nor"})
+#: Words that, with a negation and stop words only, make a clause that says no.
+_JUDGING_WORDS = frozenset({"correct", "right", "true", "answer", "case", "really", "sorry"})
 #: Stop words that may stand inside a name ("Port of Santos", "Institute for Energy").
 _NAME_WORDS = frozenset({"of", "the", "and", "for", "a", "an"})
 #: Words that, with a number, make a clause that only sets the time or place of the
@@ -207,18 +210,21 @@ def _find(
     # "Paris/London" offers two answers; a gold with a slash of its own ("AC/DC") is
     # found in the whole output below.
     parts = [_Clause(text, normal_forms(text)) for text in clauses(output, slash_as_or=True)]
-    places = [span for part in parts for span in _spans(part, gold_forms)]
+    places = [
+        (index, *span) for index, part in enumerate(parts) for span in _spans(part, gold_forms)
+    ]
     if not places:
         # A gold that spans clauses ("Seller reports Scope 1, buyer reports Scope 2")
         # is looked for in the whole output, which is then its one clause.
         whole = _Clause(output, normal_forms(prepare(output).replace("&", " and ")))
-        places = _spans(whole, gold_forms)
+        places = [(len(parts), *span) for span in _spans(whole, gold_forms)]
     if not places:
         return NOT_FOUND
+    last_refusal = _last_refusal(parts)
     rejection = NOT_FOUND
-    for words, start, end in places:
+    for index, words, start, end in places:
         outside = words[:start] + words[end:]
-        if NEGATING_WORDS.intersection(outside):
+        if NEGATING_WORDS.intersection(outside) or last_refusal > index:
             rejection = Containment(
                 False, "the gold answer is in the output, but negated", "gold_negated"
             )
@@ -238,6 +244,19 @@ def _find(
             )
         return Containment(True, f"The gold answer {_shown(gold_forms)} is found in the output.")
     return rejection
+
+
+def _last_refusal(parts: Sequence[_Clause]) -> int:
+    """The index of the last clause that only says no ("No.", "wrong", "that is not
+    correct"), which takes back what came before it ("Paris? No."); -1 if none."""
+    for index in range(len(parts) - 1, -1, -1):
+        words = parts[index].forms.spaced.split()
+        if NEGATING_WORDS.intersection(words) and all(
+            word in NEGATING_WORDS or word in _JUDGING_WORDS or word in ENGLISH_STOP_WORDS
+            for word in words
+        ):
+            return index
+    return -1
 
 
 def _spans(part: _Clause, gold_forms: NormalForms) -> list[tuple[list[str], int, int]]:
@@ -301,7 +320,8 @@ def _find_number(
     matched: list[ParsedNumber] = []
     others: list[ParsedNumber | None] = []
     rejection = NOT_FOUND
-    for part in parts:
+    last_refusal = _last_refusal(parts)
+    for index, part in enumerate(parts):
         found_numbers = numbers_in_text(part.text)
         if found_numbers is None:
             return NOT_FOUND
@@ -316,7 +336,7 @@ def _find_number(
                 rejection = Containment(
                     False, "the gold number is in the output, but bounded", "gold_negated"
                 )
-            elif NEGATING_WORDS.intersection(spaced):
+            elif NEGATING_WORDS.intersection(spaced) or last_refusal > index:
                 rejection = Containment(
                     False, "the gold number is in the output, but negated", "gold_negated"
                 )
@@ -337,10 +357,13 @@ def _find_number(
 
 def number_negated(text: str) -> bool:
     """Whether a clause of ``text`` that holds a number also holds a negating word
-    ("82% is not correct")."""
-    for clause in clauses(text):
-        found_numbers = numbers_in_text(clause)
-        if found_numbers and NEGATING_WORDS.intersection(normal_forms(clause).spaced.split()):
+    ("82% is not correct"), or a later clause only says no ("82%? No.")."""
+    parts = [_Clause(clause, normal_forms(clause)) for clause in clauses(text)]
+    last_refusal = _last_refusal(parts)
+    for index, part in enumerate(parts):
+        if not numbers_in_text(part.text):
+            continue
+        if last_refusal > index or NEGATING_WORDS.intersection(part.forms.spaced.split()):
             return True
     return False
 
