@@ -308,7 +308,8 @@ def _names_something(item: NormalForms) -> bool:
     """Whether an enumeration's item reads as an answer ("London", "Port of Santos"), not
     as a phrase about one ("according to the report")."""
     return all(
-        word in _NAME_WORDS or word not in ENGLISH_STOP_WORDS for word in item.spaced.split()
+        word in _NAME_WORDS or (word not in ENGLISH_STOP_WORDS and word not in NEGATING_WORDS)
+        for word in item.spaced.split()
     )
 
 

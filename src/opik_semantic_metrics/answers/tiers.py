@@ -57,7 +57,7 @@ Bad input (the engine's contract; the Opik metric turns :class:`InputError` into
   pandas row, hands over): read as the Python values their ``tolist()`` gives.
 - any other type (dict, set, bytes, objects): InputError naming the type; an
   ``answer_format`` outside :data:`ANSWER_FORMATS`: InputError.
-- texts of any length: tiers 1-5 are linear; list and number reading stop early on
+- texts of any length: tiers 1-6 are linear; list and number reading stop early on
   long texts.
 """
 
