@@ -1,4 +1,4 @@
-"""Speed of AnswerMatch's model-free tiers (1-5), on short answers and on 1 MB ones.
+"""Speed of AnswerMatch's model-free tiers, on short answers and on 1 MB ones.
 
     python benchmarks/answer_match_speed.py
 

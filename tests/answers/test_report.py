@@ -35,6 +35,7 @@ RUN = [
     ("['C', 'B', 'A']", "['A', 'B', 'C']", "List", RANK, "no_match"),
     ("42", "42", "Int", None, "exact"),
     (None, "5", "Int", None, "no_match"),
+    ("The capital of France is Paris.", "Paris", "Str", None, "contains"),
     ({"not": "an answer"}, "x | y", "Str", None, None),  # fails to score
 ]
 
@@ -55,14 +56,16 @@ def test_summary_counts_each_tier_cumulatively(matcher, tuples):
     assert summary.correct_through == {
         "exact": 2,
         "normalized": 4,
-        "numeric": 6,
-        "list": 7,
-        "not_answerable": 8,
-        "semantic": 9,
+        "contains": 5,
+        "numeric": 7,
+        "list": 8,
+        "not_answerable": 9,
+        "semantic": 10,
     }
     assert summary.method_counts == {
         "exact": 2,
         "normalized": 2,
+        "contains": 1,
         "numeric": 2,
         "list": 1,
         "not_answerable": 1,
@@ -71,7 +74,7 @@ def test_summary_counts_each_tier_cumulatively(matcher, tuples):
         "failed": 1,
     }
     assert [item.index for item in summary.flipped_by("numeric")] == [1, 2]
-    assert len(summary.scored) == 13 and [item.index for item in summary.failed] == [13]
+    assert len(summary.scored) == 14 and [item.index for item in summary.failed] == [14]
     assert "got dict" in summary.failed[0].reason
     assert summary.semantic == "keywords"
 
@@ -80,15 +83,16 @@ def test_markdown_report(matcher, tuples):
     report = markdown_report(tuples, matcher=matcher, title="Baseline")
     lines = report.splitlines()
     assert lines[0] == "## Baseline"
-    assert "13 items scored, 1 failed to score (listed at the end)." in lines[2]
-    table = lines[lines.index("| Matching | Correct | Accuracy | Gain |") :][:8]
+    assert "14 items scored, 1 failed to score (listed at the end)." in lines[2]
+    table = lines[lines.index("| Matching | Correct | Accuracy | Gain |") :][:9]
     assert table[2:] == [
-        "| Strict: exact match | 2 | 15.4% |  |",
-        "| + normalised text | 4 | 30.8% | +2 |",
-        "| + numbers within tolerance | 6 | 46.2% | +2 |",
-        "| + lists | 7 | 53.8% | +1 |",
-        "| + not answerable | 8 | 61.5% | +1 |",
-        "| + semantic (keywords) | 9 | 69.2% | +1 |",
+        "| Strict: exact match | 2 | 14.3% |  |",
+        "| + normalised text | 4 | 28.6% | +2 |",
+        "| + gold found in the output | 5 | 35.7% | +1 |",
+        "| + numbers within tolerance | 7 | 50.0% | +2 |",
+        "| + lists | 8 | 57.1% | +1 |",
+        "| + not answerable | 9 | 64.3% | +1 |",
+        "| + semantic (keywords) | 10 | 71.4% | +1 |",
     ]
     assert "| no_match | 4 |" in lines and "| failed | 1 |" in lines
     assert "| Float | 3 | 0.0% | 66.7% |" in lines
@@ -103,7 +107,7 @@ def test_markdown_report(matcher, tuples):
     assert "### Flipped to correct by semantic (1)" in lines
     assert "### Still wrong (4)" in lines
     failed = lines[lines.index("### Failed to score (1)") + 4]
-    assert failed.startswith("| 13 |  | x \\| y | {'not': 'an answer'} | Expected the output")
+    assert failed.startswith("| 14 |  | x \\| y | {'not': 'an answer'} | Expected the output")
 
 
 def test_long_lists_are_cut(matcher):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy
+import opik
 import pytest
 import torch
 from opik.evaluation.metrics import LevenshteinRatio
@@ -351,3 +352,71 @@ def test_metadata_keeps_long_texts_short(metric):
 
 
 # --- Opik's engine ----------------------------------------------------------------------
+
+
+# --- the gold found in the output, free abstentions, scale words ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "value", "method", "flag"),
+    [
+        ({"output": "The capital of France is Paris.", "reference": "Paris"}, 1.0, "contains",
+         None),
+        ({"output": "It is not Paris.", "reference": "Paris"}, 0.0, "no_match", "gold_negated"),
+        ({"output": "Paris is not correct.", "reference": "Paris"}, 0.0, "no_match",
+         "gold_negated"),
+        ({"output": "Paris or London", "reference": "Paris"}, 0.0, "no_match", "second_answer"),
+        ({"output": "It rose from 75% to 82%.", "reference": "82%", "answer_format": "Float"},
+         0.0, "no_match", "second_answer"),
+        ({"output": "In 2022, 82% of sites were audited.", "reference": "82%",
+          "answer_format": "Float"}, 1.0, "contains", None),
+        ({"output": "The report does not say.", "reference": None}, 1.0, "not_answerable",
+         "output_abstained"),
+        ({"output": "This cannot be determined from the document.", "reference": "Paris"}, 0.0,
+         "no_match", "output_abstained"),
+        ({"output": "322 million ha", "reference": "322", "answer_format": "Float",
+          "input": "How many million hectares are protected?"}, 1.0, "numeric", None),
+        ({"output": "322 million ha", "reference": "322", "answer_format": "Float"}, 0.0,
+         "no_match", None),
+    ],
+)  # fmt: skip
+def test_the_contains_tier_guards_abstentions_and_scales_through_the_metric(
+    metric, kwargs, value, method, flag
+):
+    result = metric.score(**kwargs)
+    assert (result.value, result.metadata["method"]) == (value, method), result.reason
+    if flag is not None:
+        assert flag in result.metadata["flags"]
+
+
+def test_free_abstentions_can_be_turned_off_in_the_metric():
+    metric = AnswerMatch(abstention_patterns=False, track=False)
+    assert metric.score(output="The report does not say.", reference=None).value == 0.0
+    assert metric.score(output="Not answerable", reference=None).value == 1.0
+
+
+def test_the_new_tiers_run_inside_opiks_evaluation_engine(metric):
+    items = [
+        {"id_": 0, "prediction": "The capital of France is Paris.", "answer": "Paris"},
+        {"id_": 1, "prediction": "It is not Paris.", "answer": "Paris"},
+        {"id_": 2, "prediction": "The document provides no information on this.",
+         "answer": None, "answer_format": "None"},
+        {"id_": 3, "prediction": "26 million", "answer": "26", "answer_format": "Float",
+         "question": "How many people, in millions, live in the area?"},
+    ]  # fmt: skip
+    result = opik.evaluate_on_dict_items(
+        items=items,
+        task=lambda item: {"output": item["prediction"]},
+        scoring_metrics=[metric],
+        scoring_key_mapping={"reference": "answer", "input": "question"},
+        scoring_threads=4,
+    )
+    by_id = {
+        tr.test_case.dataset_item_content["id_"]: tr.score_results[0] for tr in result.test_results
+    }
+    assert {i: (s.value, s.metadata["method"]) for i, s in by_id.items()} == {
+        0: (1.0, "contains"),
+        1: (0.0, "no_match"),
+        2: (1.0, "not_answerable"),
+        3: (1.0, "numeric"),
+    }

@@ -14,7 +14,8 @@ check is reported with the reason (``too_long``, ``too_deep``, ``too_many_items`
 Plain enumerations (:func:`split_plain_list`) are split on commas, semicolons and new
 lines, with list bullets (``-``, ``*``, ``•``, ``1.``, ``1)``) removed and a final "and" or
 "&" read as a separator: ``"A, B and C"``, ``"A, B, and C"``, ``"A; B; C"``. A comma
-between two digits is a thousands separator, not a separator of items. Because
+followed by exactly three digits after a digit is a thousands separator (``"3,420"``), not
+a separator of items; between other digits it separates (``"10,20,30"``). Because
 ``"Research and Development"`` may be one item, a final "and" gives a second reading and
 both readings are returned.
 """
@@ -43,7 +44,9 @@ MAX_LIST_DEPTH = 4
 ListItem = Union[str, int, float, bool, None, tuple["ListItem", ...]]  # noqa: UP007
 
 _OPENERS = {"[": "]", "(": ")"}
-_SEPARATOR = re.compile(r"\s*(?:;|\n|(?<!\d),|,(?!\d))\s*")
+# A comma between digits separates items unless it is a thousands separator: three digits
+# follow it, then no digit ("3,420" is one number, "10,20,30" three).
+_SEPARATOR = re.compile(r"\s*(?:;|\n|(?<!\d),|,(?!\d{3}(?!\d)))\s*")
 _BULLET = re.compile(r"^(?:[-*•]|\d{1,3}[.)])\s+")
 _LEADING_AND = re.compile(r"^(?:and|&)\s+", re.IGNORECASE)
 _LAST_AND = re.compile(r"\s+(?:and|&)\s+", re.IGNORECASE)
@@ -257,6 +260,8 @@ def split_plain_list(text: str) -> tuple[tuple[str, ...], ...]:
         (('A', 'B', 'C'),)
         >>> split_plain_list("3,420; 1,200")
         (('3,420', '1,200'),)
+        >>> split_plain_list("10,20,30")
+        (('10', '20', '30'),)
     """
     if len(text) > MAX_LIST_CHARS:
         return ()

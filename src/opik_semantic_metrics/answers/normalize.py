@@ -1,9 +1,11 @@
-"""Normal forms of short answers: text (tier 2) and numbers (tier 3).
+"""Normal forms of short answers: text (the normalised tier) and numbers (the numeric one).
 
 Text normal form (:func:`normal_forms`), in this order:
 
-1. Unicode NFKC (``"ﬁ"`` -> ``"fi"``, ``"℃"`` -> ``"°C"``, ``"CO₂"`` -> ``"CO2"``), curly
-   quotes made straight, every dash and the minus sign made ``"-"``; a superscript
+1. markup tags of rich text deleted (``"<b>5</b>"`` -> ``"5"``: a tag's ``>`` is not a
+   bound) and HTML character references read (``"&gt;5"`` -> ``">5"``), Unicode NFKC
+   (``"ﬁ"`` -> ``"fi"``, ``"℃"`` -> ``"°C"``, ``"CO₂"`` -> ``"CO2"``), curly quotes made
+   straight, every dash and the minus sign made ``"-"``; a superscript
    number right after a digit is an exponent, kept apart from it (``"10²"`` -> ``"10^2"``,
    not ``"102"``);
 2. case folded;
@@ -55,6 +57,7 @@ fraction of a second (``benchmarks/answer_match_speed.py`` prints the figures).
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -140,6 +143,15 @@ _GLUED = re.compile(
 # A text without any of these has nothing for _GLUED to split.
 _GLUE_HINT = re.compile(rf"[\d{_SYMBOLS}]")
 _LEADING_ARTICLE = re.compile(r"^(?:the|an|a) (?=\w\w)")
+#: HTML character references ("&gt;", "&#62;"), read as the characters they stand for.
+_CHARACTER_REFERENCE = re.compile(r"&(?:[A-Za-z]{2,8}|#\d{1,7}|#[xX][0-9A-Fa-f]{1,6});")
+#: HTML tags that format an answer's text (a chat model's output is often rich text).
+_MARKUP_TAG = re.compile(
+    r"</?(?:b|i|u|s|em|strong|mark|small|big|sup|sub|code|tt|pre|kbd|samp|var|span|div|p|br"
+    r"|hr|li|ul|ol|dl|dt|dd|h[1-6]|td|tr|th|table|thead|tbody|blockquote|q|font|a|del|ins)"
+    r"(?:\s[^<>]{0,200})?\s?/?>",
+    re.IGNORECASE,
+)
 
 #: Units written several ways, and the one spelling each is normalised to. They are
 #: matched after case folding, punctuation removal and the hyphen step, so
@@ -183,12 +195,16 @@ class NormalForms:
 
 
 def prepare(text: str) -> str:
-    """Steps 1 and 2: NFKC, straight quotes, one dash, case folded, stripped.
+    """Steps 1 and 2: markup tags, NFKC, straight quotes, one dash, case folded, stripped.
 
     Example:
         >>> prepare("  \u201cNet\u2013Zero\u201d CO\u2082  ")
         '"net-zero" co2'
     """
+    if "<" in text:
+        text = _MARKUP_TAG.sub(" ", text)
+    if "&" in text:
+        text = _CHARACTER_REFERENCE.sub(lambda found: html.unescape(found.group()), text)
     if not text.isascii():  # an O(1) test: superscripts are rare, sub() is not free
         text = _SUPERSCRIPT_AFTER_DIGIT.sub("^\\g<0>", text)
     return unicodedata.normalize("NFKC", text).translate(_CHARACTER_MAP).casefold().strip()
@@ -316,11 +332,13 @@ class ParsedNumber:
         percent: Written with ``%`` or a percent word.
         unit: The unit after the number in normal form (``""`` when there is none);
             a currency symbol counts as a unit.
+        scaled: Written with a scale word (``"26 million"``).
     """
 
     value: Decimal
     percent: bool = False
     unit: str = ""
+    scaled: bool = False
 
     def __str__(self) -> str:
         text = _plain(self.value) + ("%" if self.percent else "")
@@ -406,7 +424,7 @@ def parse_number(text: str) -> ParsedNumber | None:
         return None
     currency = found["currency"] or found["currency_after_sign"]
     unit = " ".join([*([currency] if currency else []), *unit_words])
-    return ParsedNumber(value, percent=percent is not None, unit=unit)
+    return ParsedNumber(value, percent=percent is not None, unit=unit, scaled=scale is not None)
 
 
 def _words_after_number(text: str) -> list[str]:
@@ -435,16 +453,99 @@ def _is_stop_word(word: str) -> bool:
     return len(word) > 1 and word in ENGLISH_STOP_WORDS
 
 
+@dataclass(frozen=True)
+class NumberInText:
+    """A number found in a longer text (see :func:`numbers_in_text`).
+
+    Attributes:
+        number: The number, with its unit, or ``None`` when its digits cannot be read in
+            full (more than :data:`MAX_DIGITS`).
+        bounded: The text bounds or negates it ("not 5", "less than 5", "5+").
+        label: It numbers a thing rather than counting or measuring one ("ISO 14001",
+            "Scope 3", "SDG 13", "fiscal year 2022": after one of :data:`LABEL_WORDS`).
+    """
+
+    number: ParsedNumber | None
+    bounded: bool
+    label: bool = False
+
+
+#: Words after which a number is a label ("Scope 3"), not a quantity.
+LABEL_WORDS = frozenset(
+    {"scope", "category", "iso", "sdg", "tier", "phase", "level", "article", "section"}
+    | {"page", "pages", "table", "figure", "chapter", "annex", "appendix", "version", "goal"}
+    | {"cop", "step", "item", "class", "grade", "type", "model", "unit", "building", "site"}
+    | {"year", "fy"}
+)
+
+
+#: Most numbers :func:`numbers_in_text` reads from one text.
+MAX_NUMBERS_IN_TEXT = 50
+
+
+def numbers_in_text(text: str) -> tuple[NumberInText, ...] | None:
+    """Every number in a text, in order, each with what it is a number of; ``None`` for a
+    text of more than :data:`MAX_NUMBERS_IN_TEXT` numbers.
+
+    Read with each number: a sign and currency symbol before it, percent and scale words
+    after it, and as its unit the words that follow up to the first stop word or number
+    (at most three: "12 kg of flour" is 12 kg, "12 sites were audited" 12 sites). A number
+    that the text bounds or negates ("not 5", "isn't 5", "less than 5", "up to 5", "5 at
+    most", ">5", "5+", "82% or more") is marked ``bounded``.
+
+    Example:
+        >>> [str(found.number) for found in numbers_in_text("In 2020, 82% of 120 sites.")]
+        ['2020', '82%', '120 sites']
+        >>> [found.bounded for found in numbers_in_text("not 5, but 6")]
+        [True, False]
+    """
+    text = prepare(text)
+    found_numbers: list[NumberInText] = []
+    for found in _NUMBER_IN_TEXT.finditer(text):
+        if len(found_numbers) == MAX_NUMBERS_IN_TEXT:
+            return None
+        found_numbers.append(_read_number_in_text(text, found))
+    return tuple(found_numbers)
+
+
+def _read_number_in_text(text: str, found: re.Match[str]) -> NumberInText:
+    value = _decimal(found["sign"], found["digits"], found["exponent"])
+    if value is None:
+        return NumberInText(None, bounded=False)
+    if found["scale"]:
+        value = _DECIMAL_CONTEXT.multiply(value, _SCALES[found["scale"].strip()])
+    before = tuple(normal_forms(text[: found.start()]).joined.split()[-3:])
+    after = _words_after_number(text[found.end() :])
+    label = bool(before) and before[-1] in LABEL_WORDS and not found["sign"]
+    bounded = bool(
+        _BOUNDS_BEFORE.intersection(before[-2:])
+        or any(before[-len(phrase) :] == phrase for phrase in _BOUNDING_PHRASES_BEFORE)
+        or _NOT_A_UNIT.intersection(after[:1])
+        or _BOUNDS_AFTER.intersection(after[:1])
+        or tuple(after[:2]) in _BOUNDING_PAIRS_AFTER
+        or text[: found.start()].rstrip().endswith(_BOUND_SYMBOLS)
+        or text[found.end() :].lstrip().startswith("+")
+    )
+    unit_words = []
+    # A percent is its own unit: "15% compared with" is 15%, not 15% "compared".
+    for word in after[:3] if not found["percent"] else ():
+        if _is_stop_word(word) or is_number_word(word):
+            break
+        unit_words.append(word)
+    unit = " ".join([*([found["currency"]] if found["currency"] else []), *unit_words])
+    number = ParsedNumber(
+        value, percent=bool(found["percent"]), unit=unit, scaled=bool(found["scale"])
+    )
+    return NumberInText(number, bounded, label)
+
+
 def find_single_number(text: str) -> ParsedNumber | None:
     """The only number in a longer text, with what it is a number of, else ``None``.
 
-    Used for ``Int`` and ``Float`` answers given as a sentence. Read with the number: a
-    sign and currency symbol before it, percent and scale words after it, and as its unit
-    the words that follow up to the first stop word (at most three: "12 kg of flour" is
-    12 kg, "12 sites were audited" 12 sites), so that a unit, as in a short answer, must
-    agree with the reference's. A number that a sentence bounds or negates ("not 5", "isn't
-    5", "less than 5", "up to 5", "5 at most", ">5", "5+", "82% or more") is not its
-    answer: ``None``.
+    Used for ``Int`` and ``Float`` answers given as a sentence; read as
+    :func:`numbers_in_text` reads it, so that a unit, as in a short answer, must agree
+    with the reference's. A number that a sentence bounds or negates is not its answer:
+    ``None``.
 
     Example:
         >>> str(find_single_number("About 82 percent of sites were audited."))
@@ -464,30 +565,34 @@ def find_single_number(text: str) -> ParsedNumber | None:
         found = candidate
     if found is None:
         return None
-    value = _decimal(found["sign"], found["digits"], found["exponent"])
-    if value is None:
+    single = _read_number_in_text(text, found)
+    return None if single.bounded else single.number
+
+
+#: Scale words a question may name, as :func:`scale_named` reads them.
+_QUESTION_SCALE = re.compile(r"\b(thousand|million|billion|trillion)s?\b|\b(bn)\b")
+
+
+def scale_named(question: str | None) -> Decimal | None:
+    """The one scale word a question names ("in millions", "how many million hectares"),
+    as a factor; ``None`` when it names none or several.
+
+    Example:
+        >>> scale_named("How many million hectares are forest?")
+        Decimal('1000000')
+        >>> scale_named("What was the revenue?") is None
+        True
+    """
+    if not isinstance(question, str) or len(question) > MAX_QUESTION_TEXT:
         return None
-    if found["scale"]:
-        value = _DECIMAL_CONTEXT.multiply(value, _SCALES[found["scale"].strip()])
-    before = tuple(normal_forms(text[: found.start()]).joined.split()[-3:])
-    after = _words_after_number(text[found.end() :])
-    if (
-        _BOUNDS_BEFORE.intersection(before[-2:])
-        or any(before[-len(phrase) :] == phrase for phrase in _BOUNDING_PHRASES_BEFORE)
-        or _NOT_A_UNIT.intersection(after[:1])
-        or _BOUNDS_AFTER.intersection(after[:1])
-        or tuple(after[:2]) in _BOUNDING_PAIRS_AFTER
-        or text[: found.start()].rstrip().endswith(_BOUND_SYMBOLS)
-        or text[found.end() :].lstrip().startswith("+")
-    ):
+    named = {first or second for first, second in _QUESTION_SCALE.findall(prepare(question))}
+    if len(named) != 1:
         return None
-    unit_words = []
-    for word in after[:3]:
-        if _is_stop_word(word) or is_number_word(word):
-            break
-        unit_words.append(word)
-    unit = " ".join([*([found["currency"]] if found["currency"] else []), *unit_words])
-    return ParsedNumber(value, percent=bool(found["percent"]), unit=unit)
+    return _SCALES[named.pop()]
+
+
+#: Longest question read for a scale word.
+MAX_QUESTION_TEXT = 5_000
 
 
 def numbers_match(
@@ -497,6 +602,7 @@ def numbers_match(
     tolerance: Decimal,
     relative_tolerance: Decimal | None = None,
     percent_as_fraction: bool = False,
+    scale: Decimal | None = None,
 ) -> bool:
     """Whether two numbers are the same answer.
 
@@ -505,6 +611,9 @@ def numbers_match(
     (``"82.0"`` for ``"82%"``). Values agree when ``|a - b| <= max(tolerance,
     relative_tolerance * max(|a|, |b|))``. With ``percent_as_fraction``, a percent and a
     bare number also agree when the bare number times 100 does (``"82%"``, ``"0.82"``).
+    With a ``scale`` (the one a question names, :func:`scale_named`), a number written
+    without a scale word also stands for itself times the scale (``"26"`` is also 26
+    million when the question asks "in millions").
 
     Example:
         >>> tolerance = Decimal("0.01")
@@ -522,6 +631,11 @@ def numbers_match(
         bare, percent = (second, first) if first.percent else (first, second)
         if not _unit_of(bare):
             values.append((percent.value, _DECIMAL_CONTEXT.multiply(bare.value, Decimal(100))))
+    if scale is not None:
+        if not first.scaled:
+            values.append((_DECIMAL_CONTEXT.multiply(first.value, scale), second.value))
+        if not second.scaled:
+            values.append((first.value, _DECIMAL_CONTEXT.multiply(second.value, scale)))
     return any(
         _within(a, b, tolerance=tolerance, relative_tolerance=relative_tolerance) for a, b in values
     )

@@ -40,6 +40,7 @@ from opik_semantic_metrics.report.tables import Table
 _TIER_LABELS = {
     "exact": "Strict: exact match",
     "normalized": "+ normalised text",
+    "contains": "+ gold found in the output",
     "numeric": "+ numbers within tolerance",
     "list": "+ lists",
     "not_answerable": "+ not answerable",

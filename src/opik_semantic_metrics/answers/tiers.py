@@ -1,35 +1,45 @@
 """AnswerMatcher: ordered tiers that decide whether an answer matches its gold answer.
 
-The tiers are tried in order and the first that matches decides; its name is the
-result's ``method``:
+The tiers are tried in the order of the matcher's table (:data:`TIERS`) and the first
+that matches decides; its name is the result's ``method``:
 
 1. ``exact``: equal after stripping surrounding whitespace;
 2. ``normalized``: equal in a text normal form (case, Unicode, punctuation,
    hyphenation, whitespace, unit spellings; :mod:`~opik_semantic_metrics.answers.normalize`),
-   except for list literals and Python lists, which tier 4 compares item by item;
-3. ``numeric``: both read as numbers (percent, thousands separators, signs, decimals,
-   scientific notation) and equal within the tolerance (default 0.01 absolute, the
-   MMESGBench answer analysis's rule). For ``Int`` and ``Float`` answers a sentence holding exactly
-   one number counts as that number;
-4. ``list``: both read as lists (:mod:`~opik_semantic_metrics.answers.lists`) of equal
-   length whose elements match pairwise by tiers 1-3. Order is ignored unless
-   ``ordered=True``, or ``ordered=None`` and the question asks for an order (it has one
-   of the words in :data:`ORDER_WORDS`; "in order to" does not count). Tried when the
-   answer format is ``List`` or either side is bracketed or a Python list;
-5. ``not_answerable``: the gold is "not answerable" (``None``, NaN, or one of the
-   abstention phrases) and the output abstains (it holds an abstention phrase as whole
-   words and has at most :data:`MAX_ABSTENTION_WORDS` words). An abstention against a
-   real gold answer is no match and is flagged (``output_abstained``), so abstentions
-   can be counted apart from wrong answers;
-6. ``semantic`` (off unless a scorer is given): for ``Str`` answers (and answers of
+   except for list literals and Python lists, which the list tier compares item by item;
+3. ``contains``: the gold answer found in a longer output as a whole normalised phrase
+   or an equal number, unless negated there, beside a second answer, or found in an
+   output too long for that to mean much
+   (:mod:`~opik_semantic_metrics.answers.contains`). Not for list answers, nor for an
+   output that is one number (the numeric tier's);
+4. ``numeric``: both read as numbers (percent, thousands separators, signs, decimals,
+   scientific notation) and equal within the tolerance (default 0.01 absolute). For
+   ``Int`` and ``Float`` answers a sentence holding exactly one number counts as that
+   number. A number with a scale word ("26 million") is that many; a bare number is
+   itself, and also itself times the scale the question names, if it names one ("How
+   many million hectares...?": ``"322 million ha"`` matches the gold ``"322"``);
+5. ``list``: both read as lists (:mod:`~opik_semantic_metrics.answers.lists`) of equal
+   length whose elements match pairwise by the exact, normalised and numeric rules.
+   Order is ignored unless ``ordered=True``, or ``ordered=None`` and the question asks
+   for an order (it has one of the words in :data:`ORDER_WORDS`; "in order to" does not
+   count). Tried when the answer format is ``List`` or either side is bracketed or a
+   Python list;
+6. ``not_answerable``: the gold is "not answerable" (``None``, NaN, or one of the
+   abstention phrases) and the output abstains: it has at most
+   :data:`MAX_ABSTENTION_WORDS` words and holds an abstention phrase as whole words, or
+   a sentence that declines in other words ("The report does not say.";
+   :mod:`~opik_semantic_metrics.answers.abstentions`). An abstention against a real gold
+   answer is no match and is flagged (``output_abstained``), so abstentions can be
+   counted apart from wrong answers; an output in which tiers 1-5 find the gold answer
+   is an answer, not an abstention;
+7. ``semantic`` (off unless a scorer is given): for ``Str`` answers (and answers of
    unknown format whose gold is text, not a number or a list), a semantic score of at
    least the threshold. The scorer is any ``(output, reference) -> float``, or
    ``"keywords"``: the share of the gold's words longer than 3 characters that begin a
-   word of the output (the MMESGBench answer analysis's keyword check, with 1.0, every word, as the
-   default threshold). Two guards keep embedding similarity from matching opposite
-   answers: no semantic match when exactly one side is negated (``not``, ``no``,
-   ``never``, ``without``...), or when a number in the gold is missing from the output
-   (``"Scope 1"`` against ``"Scope 2"``).
+   word of the output (with 1.0, every word, as the default threshold). Two guards keep
+   embedding similarity from matching opposite answers: no semantic match when exactly
+   one side is negated (``not``, ``no``, ``never``, ``without``...), or when a number in
+   the gold is missing from the output (``"Scope 1"`` against ``"Scope 2"``).
 
 Bad input (the engine's contract; the Opik metric turns :class:`InputError` into
 ``MetricComputationError``):
@@ -48,7 +58,7 @@ Bad input (the engine's contract; the Opik metric turns :class:`InputError` into
   pandas row, hands over): read as the Python values their ``tolist()`` gives.
 - any other type (dict, set, bytes, objects): InputError naming the type; an
   ``answer_format`` outside :data:`ANSWER_FORMATS`: InputError.
-- texts of any length: tiers 1-5 are linear; list and number reading stop early on
+- texts of any length: tiers 1-6 are linear; list and number reading stop early on
   long texts.
 """
 
@@ -61,8 +71,15 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Literal
+from typing import ClassVar, Literal
 
+from opik_semantic_metrics.answers.abstentions import declines
+from opik_semantic_metrics.answers.contains import (
+    find_gold,
+    gold_is_searchable,
+    number_negated,
+    unit_as_gold,
+)
 from opik_semantic_metrics.answers.lists import (
     ListItem,
     items_from_value,
@@ -81,6 +98,7 @@ from opik_semantic_metrics.answers.normalize import (
     numbers_match,
     parse_number,
     prepare,
+    scale_named,
 )
 from opik_semantic_metrics.errors import InputError, ScorerError, shown
 from opik_semantic_metrics.inputs import (
@@ -91,11 +109,11 @@ from opik_semantic_metrics.inputs import (
     is_finite_number,
 )
 
-Method = Literal["exact", "normalized", "numeric", "list", "not_answerable", "semantic", "no_match"]
-#: The tiers, in the order they are tried.
-TIERS: tuple[Method, ...] = ("exact", "normalized", "numeric", "list", "not_answerable", "semantic")
-#: Every ``method`` a result can have.
-METHODS: tuple[Method, ...] = (*TIERS, "no_match")
+Method = Literal[
+    "exact", "normalized", "contains", "numeric", "list", "not_answerable", "semantic", "no_match"
+]
+#: Tiers that find the gold answer in the output: an output they match is an answer.
+_ANSWERING_TIERS = frozenset({"exact", "normalized", "contains", "numeric", "list"})
 #: Answer formats, as MMESGBench writes them; matched case-insensitively, ``None`` = unknown.
 ANSWER_FORMATS = ("Str", "Int", "Float", "List", "None")
 #: Outputs that decline to answer (compared in normal form, as whole words).
@@ -227,6 +245,19 @@ class _Answer:
 
 
 @dataclass
+class _Case:
+    """One comparison as the tiers see it: both sides read once, and what they found."""
+
+    answer: _Answer
+    gold: _Answer | None
+    answer_format: str | None
+    question: str | None
+    abstained: bool
+    gold_not_answerable: bool
+    outcome: _Outcome
+
+
+@dataclass
 class _Outcome:
     """What the tiers found, gathered as they run."""
 
@@ -263,8 +294,8 @@ def _semantic_score(scorer: SemanticScorer, output: str, reference: str) -> floa
 
 
 class AnswerMatcher:
-    """Tiered answer matching (exact -> normalised -> numeric -> list -> not answerable
-    -> semantic), with no model unless a semantic scorer is given.
+    """Tiered answer matching (exact -> normalised -> contains -> numeric -> list -> not
+    answerable -> semantic), with no model unless a semantic scorer is given.
 
     Args:
         tolerance: Largest absolute difference between equal numbers.
@@ -275,6 +306,8 @@ class AnswerMatcher:
             question asks for an order.
         percent_as_fraction: Also accept ``"82%"`` against ``"0.82"``.
         abstentions: Phrases that decline to answer.
+        abstention_patterns: Also read freely phrased abstentions ("The report does not
+            say."; :mod:`~opik_semantic_metrics.answers.abstentions`).
         semantic: ``None`` (tier 6 off), ``"keywords"``, or a scorer
             ``(output, reference) -> float``, which returns ``None`` where it cannot judge
             the pair (no semantic match then, flagged ``semantic_unreadable``).
@@ -304,6 +337,7 @@ class AnswerMatcher:
         *,
         percent_as_fraction: bool = False,
         abstentions: Sequence[str] = DEFAULT_ABSTENTIONS,
+        abstention_patterns: bool = True,
         semantic: SemanticScorer | Literal["keywords"] | None = None,
         semantic_threshold: float | None = None,
     ) -> None:
@@ -320,6 +354,7 @@ class AnswerMatcher:
         self.ordered = None if ordered is None else check_flag(ordered, "ordered")
         self.percent_as_fraction = check_flag(percent_as_fraction, "percent_as_fraction")
         self.abstentions = _checked_abstentions(abstentions)
+        self.abstention_patterns = check_flag(abstention_patterns, "abstention_patterns")
         phrases = sorted({normal_forms(phrase).spaced for phrase in self.abstentions}, key=len)
         if "" in phrases:
             # An empty alternative in the pattern below would find an abstention in
@@ -377,7 +412,8 @@ class AnswerMatcher:
                 answerable).
             answer_format: ``"Str"``, ``"Int"``, ``"Float"``, ``"List"``, ``"None"`` (a
                 not answerable question, as in MMESGBench), or Python ``None`` (unknown).
-            question: The question, read only to decide whether a list's order matters.
+            question: The question, read to decide whether a list's order matters and
+                which scale word (``"in millions"``) a bare number stands for.
 
         Returns:
             A :class:`MatchResult`.
@@ -415,98 +451,112 @@ class AnswerMatcher:
                 gold_not_answerable=gold_not_answerable,
             )
         answer = _read_answer(output, "output")
-        exact = gold is not None and answer.text == gold.text
         # An exact match has the gold's text: its normal forms are already known.
+        exact = gold is not None and answer.text == gold.text
         abstained = self._abstains(gold if exact and gold is not None else answer)
         if abstained:
             outcome.flags.append("output_abstained")
-
-        def result(matched: bool, method: Method, reason: str) -> MatchResult:
-            return self._result(
-                matched,
-                method,
-                reason,
-                answer,
-                gold,
-                outcome,
-                output_abstained=abstained,
-                gold_not_answerable=gold_not_answerable,
-            )
-
-        if gold is not None:
-            if exact:
-                return result(True, "exact", "Exact match (surrounding whitespace ignored).")
-            # Lists that were read are compared item by item (tier 4): their texts in
-            # normal form would equate ['a b'] with ['a', 'b'].
-            structured = answer.items is not None or gold.items is not None
-            if not structured and gold.forms.joined and answer.forms.equals(gold.forms):
-                return result(
-                    True,
-                    "normalized",
-                    f"Equal after normalising case, Unicode, punctuation, hyphens and units: "
-                    f"{_quote(gold.forms.joined)}.",
-                )
-            numeric = self._numeric_tier(answer, gold, answer_format, outcome)
-            if numeric is not None:
-                return result(True, "numeric", numeric)
-            listed = self._list_tier(answer, gold, answer_format, question, outcome)
-            if listed is not None:
-                return result(True, "list", listed)
-        if gold_not_answerable and abstained:
-            return result(
-                True,
-                "not_answerable",
-                "The question is not answerable and the output declines to answer "
-                f"({_quote(answer.text)}).",
-            )
+        case = _Case(answer, gold, answer_format, question, abstained, gold_not_answerable, outcome)
+        for method, tier in self._TIER_TABLE:
+            found = tier(self, case)
+            if found is None:
+                continue
+            if method in _ANSWERING_TIERS and not gold_not_answerable and abstained:
+                # The gold answer was found in it: an answer that also says what the
+                # source lacks is an answer, not an abstention.
+                case.abstained = False
+                outcome.flags.remove("output_abstained")
+            return self._case_result(True, method, found, case)
         if abstained:
             outcome.notes.append("the output declines to answer but the question has an answer")
         elif gold_not_answerable:
             outcome.notes.append("the question is not answerable but the output gives an answer")
-        elif gold is not None:
-            semantic = self._semantic_tier(answer, gold, answer_format, outcome)
-            if semantic is not None:
-                return result(True, "semantic", semantic)
         notes = "; ".join(outcome.notes) or "the texts differ"
-        return result(False, "no_match", f"No match: {notes}.")
+        return self._case_result(False, "no_match", f"No match: {notes}.", case)
 
-    # --- tiers ----------------------------------------------------------------------
+    # --- tiers, in the order of _TIER_TABLE: each returns its reason when it matches ------
 
-    def _numeric_tier(
-        self, answer: _Answer, gold: _Answer, answer_format: str | None, outcome: _Outcome
-    ) -> str | None:
-        if gold.number is None:
+    def _exact_tier(self, case: _Case) -> str | None:
+        if case.gold is None or case.answer.text != case.gold.text:
+            return None
+        return "Exact match (surrounding whitespace ignored)."
+
+    def _normalized_tier(self, case: _Case) -> str | None:
+        answer, gold = case.answer, case.gold
+        # Lists that were read are compared item by item (the list tier): their texts in
+        # normal form would equate ['a b'] with ['a', 'b'].
+        if gold is None or answer.items is not None or gold.items is not None:
+            return None
+        if not gold.forms.joined or not answer.forms.equals(gold.forms):
+            return None
+        return (
+            "Equal after normalising case, Unicode, punctuation, hyphens and units: "
+            f"{_quote(gold.forms.joined)}."
+        )
+
+    def _contains_tier(self, case: _Case) -> str | None:
+        answer, gold = case.answer, case.gold
+        if gold is None or case.gold_not_answerable or case.answer_format == "List":
+            return None
+        if answer.list_like or gold.list_like or answer.items is not None or gold.items is not None:
+            return None
+        if not answer.forms.joined or not (
+            gold.number is not None or gold_is_searchable(gold.forms)
+        ):
+            return None
+        if answer.number is not None:
+            return None  # an output that is one number is the numeric tier's
+        scale = scale_named(case.question)
+        found = find_gold(
+            answer.text,
+            answer.forms,
+            gold.forms,
+            gold.number,
+            numbers_equal=lambda first, second: self._numbers_equal(first, second, scale),
+            output_declines=case.abstained,
+        )
+        if found.found:
+            case.outcome.sentence_number = found.number
+            return found.note
+        if found.flag is not None:
+            case.outcome.flags.append(found.flag)
+            case.outcome.notes.append(found.note)
+        return None
+
+    def _numeric_tier(self, case: _Case) -> str | None:
+        answer, gold, outcome = case.answer, case.gold, case.outcome
+        if gold is None or gold.number is None:
             return None
         number = answer.number
-        if number is None and answer_format in ("Int", "Float"):
+        if number is None and case.answer_format in ("Int", "Float"):
             number = outcome.sentence_number = find_single_number(answer.text)
+            if number is not None and number_negated(answer.text):
+                outcome.notes.append("the output's number is negated")
+                return None
         if number is None:
-            if answer_format in ("Int", "Float"):
+            if case.answer_format in ("Int", "Float"):
                 outcome.notes.append("the output holds no single number to compare")
             return None
-        same = numbers_match(
-            number,
-            gold.number,
-            tolerance=self.tolerance,
-            relative_tolerance=self.relative_tolerance,
-            percent_as_fraction=self.percent_as_fraction,
-        )
-        if same:
-            return f"Numbers equal within {self._tolerance_text()}: {number} and {gold.number}."
+        scale = scale_named(case.question)
+        if self._numbers_equal(unit_as_gold(number, gold.number), gold.number, scale):
+            scaled = ""
+            if scale is not None and not self._numbers_equal(number, gold.number):
+                scaled = f" (a bare number read at the question's scale, x{scale:,})"
+            tolerance = self._tolerance_text()
+            return f"Numbers equal within {tolerance}{scaled}: {number} and {gold.number}."
+        why = ""
+        if scale is None and (number.scaled or gold.number.scaled):
+            why = "; a scale word counts unless the question names that scale"
         outcome.notes.append(
-            f"numbers differ: {number} and {gold.number} (tolerance {self._tolerance_text()})"
+            f"numbers differ: {number} and {gold.number} (tolerance {self._tolerance_text()}){why}"
         )
         return None
 
-    def _list_tier(
-        self,
-        answer: _Answer,
-        gold: _Answer,
-        answer_format: str | None,
-        question: str | None,
-        outcome: _Outcome,
-    ) -> str | None:
-        if not (answer_format == "List" or answer.list_like or gold.list_like):
+    def _list_tier(self, case: _Case) -> str | None:
+        answer, gold, outcome = case.answer, case.gold, case.outcome
+        if gold is None:
+            return None
+        if not (case.answer_format == "List" or answer.list_like or gold.list_like):
             return None
         for side in (answer, gold):
             if side.list_problem in ("too_long", "too_deep", "too_many_items"):
@@ -516,7 +566,7 @@ class AnswerMatcher:
         if not answer_readings or not gold_readings:
             outcome.notes.append("a list could not be read")
             return None
-        ordered = self.ordered if self.ordered is not None else _order_matters(question)
+        ordered = self.ordered if self.ordered is not None else _order_matters(case.question)
         outcome.ordered = ordered
         best_found = 0
         for gold_items in gold_readings:
@@ -534,11 +584,20 @@ class AnswerMatcher:
         )
         return None
 
-    def _semantic_tier(
-        self, answer: _Answer, gold: _Answer, answer_format: str | None, outcome: _Outcome
-    ) -> str | None:
+    def _not_answerable_tier(self, case: _Case) -> str | None:
+        if not (case.gold_not_answerable and case.abstained):
+            return None
+        return (
+            "The question is not answerable and the output declines to answer "
+            f"({_quote(case.answer.text)})."
+        )
+
+    def _semantic_tier(self, case: _Case) -> str | None:
+        answer, gold, outcome = case.answer, case.gold, case.outcome
         semantic = self.semantic
-        if semantic is None or answer_format not in (None, "Str"):
+        if semantic is None or case.abstained or case.gold_not_answerable or gold is None:
+            return None
+        if case.answer_format not in (None, "Str"):
             return None
         if gold.number is not None or gold.list_like or not answer.forms.joined:
             return None
@@ -585,6 +644,20 @@ class AnswerMatcher:
         outcome.notes.append(f"{kind} {score:.3f} below the threshold {threshold:g}")
         return None
 
+    #: The tiers, in the order they are tried: the first that returns a reason decides,
+    #: and its name is the result's ``method``.
+    _TIER_TABLE: ClassVar[
+        tuple[tuple[Method, Callable[[AnswerMatcher, _Case], str | None]], ...]
+    ] = (
+        ("exact", _exact_tier),
+        ("normalized", _normalized_tier),
+        ("contains", _contains_tier),
+        ("numeric", _numeric_tier),
+        ("list", _list_tier),
+        ("not_answerable", _not_answerable_tier),
+        ("semantic", _semantic_tier),
+    )
+
     # --- helpers --------------------------------------------------------------------
 
     def _count_matched(
@@ -606,13 +679,31 @@ class AnswerMatcher:
         return (
             first.number is not None
             and second.number is not None
-            and numbers_match(
-                first.number,
-                second.number,
-                tolerance=self.tolerance,
-                relative_tolerance=self.relative_tolerance,
-                percent_as_fraction=self.percent_as_fraction,
-            )
+            and self._numbers_equal(first.number, second.number)
+        )
+
+    def _numbers_equal(
+        self, first: ParsedNumber, second: ParsedNumber, scale: Decimal | None = None
+    ) -> bool:
+        return numbers_match(
+            first,
+            second,
+            tolerance=self.tolerance,
+            relative_tolerance=self.relative_tolerance,
+            percent_as_fraction=self.percent_as_fraction,
+            scale=scale,
+        )
+
+    def _case_result(self, matched: bool, method: Method, reason: str, case: _Case) -> MatchResult:
+        return self._result(
+            matched,
+            method,
+            reason,
+            case.answer,
+            case.gold,
+            case.outcome,
+            output_abstained=case.abstained,
+            gold_not_answerable=case.gold_not_answerable,
         )
 
     def _is_abstention_phrase(self, answer: _Answer) -> bool:
@@ -625,7 +716,9 @@ class AnswerMatcher:
         spaced = answer.forms.spaced
         if spaced.count(" ") >= MAX_ABSTENTION_WORDS:
             return False
-        return self._abstention_pattern.search(spaced) is not None
+        if self._abstention_pattern.search(spaced) is not None:
+            return True
+        return self.abstention_patterns and declines(answer.text)
 
     def _tolerance_text(self) -> str:
         text = f"±{self.tolerance}"
@@ -660,6 +753,12 @@ class AnswerMatcher:
             gold_not_answerable=gold_not_answerable,
             flags=tuple(outcome.flags),
         )
+
+
+#: The tiers, in the order they are tried (the matcher's table of tiers).
+TIERS: tuple[Method, ...] = tuple(method for method, _ in AnswerMatcher._TIER_TABLE)
+#: Every ``method`` a result can have.
+METHODS: tuple[Method, ...] = (*TIERS, "no_match")
 
 
 # --- reading answers -------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """AnswerMatch as an Opik metric: tiered answer matching for QA benchmarks.
 
 A thin wrapper over :class:`~opik_semantic_metrics.answers.tiers.AnswerMatcher`: exact ->
-normalised text -> numeric -> list -> not answerable -> semantic (optional), stopping at
-the first tier that matches. The score is 1.0 or 0.0; ``metadata["method"]`` names the
-tier, and the normal forms, numbers, semantic score and flags explain it.
+normalised text -> gold found in the output -> numeric -> list -> not answerable ->
+semantic (optional), stopping at the first tier that matches. The score is 1.0 or 0.0;
+``metadata["method"]`` names the tier, and the normal forms, numbers, semantic score and
+flags explain it.
 
 Bad input, by design:
 
@@ -81,6 +82,8 @@ class AnswerMatch(PackageMetric):
         project_name: Opik project for the tracked calls.
         percent_as_fraction: Also accept ``"82%"`` against ``"0.82"``.
         abstentions: Phrases by which an output declines to answer.
+        abstention_patterns: Also read freely phrased abstentions ("The report does not
+            say.", "This cannot be determined from the document.").
 
     Raises:
         ValueError: A bad tolerance or threshold, a ``semantic`` of another kind, or a
@@ -114,6 +117,7 @@ class AnswerMatch(PackageMetric):
         *,
         percent_as_fraction: bool = False,
         abstentions: Sequence[str] = DEFAULT_ABSTENTIONS,
+        abstention_patterns: bool = True,
     ) -> None:
         super().__init__(name=name, track=track, project_name=project_name)
         scorer, self.semantic_name = _semantic_scorer(semantic)
@@ -125,6 +129,7 @@ class AnswerMatch(PackageMetric):
             ordered,
             percent_as_fraction=percent_as_fraction,
             abstentions=abstentions,
+            abstention_patterns=abstention_patterns,
             semantic=scorer,
             semantic_threshold=semantic_threshold,
         )
@@ -152,7 +157,8 @@ class AnswerMatch(PackageMetric):
 
         Returns:
             A ScoreResult of 1.0 (match) or 0.0, whose ``metadata`` holds ``method``
-            (exact, normalized, numeric, list, not_answerable, semantic, no_match), the
+            (exact, normalized, contains, numeric, list, not_answerable, semantic,
+            no_match), the
             normal forms, the numbers read, the semantic score and the flags.
 
         Raises:

@@ -1,0 +1,128 @@
+"""Outputs that decline to answer, phrased freely.
+
+Besides its list of abstention phrases, :class:`~opik_semantic_metrics.answers.tiers.AnswerMatcher`
+reads a sentence as declining when it says that the source does not hold the answer
+(:func:`declines`). Each rule is a pattern over one sentence's spaced normal form (so
+``"doesn't"`` arrives as ``"doesnt"``):
+
+- a source that does not say: a source word (``document``, ``report``, ``text``,
+  ``context``, ``it``, ``this``...) before a negation and a verb of saying (``say``,
+  ``state``, ``mention``, ``specify``, ``provide``...): "The report does not say.", "The
+  document doesn't specify the number of sites.". A verb that can also be the answer's
+  own (``include``, ``contain``, ``report``, ``list``, ``cover``, ``disclose``...) counts
+  only with an object that is about information ("this", "any", "the answer",
+  "information", "whether"...): "The report does not include Scope 3 emissions" is an
+  answer, "The report does not include this information" declines;
+- a negated finding: "not stated", "is not mentioned", "cannot be found", "not
+  available", "not specified in the document", "not in the report";
+- a silent source: "The report is silent on this.";
+- a failed search: "I could not find", "unable to determine", "cannot confirm";
+- no information: "no information", "no specific data on", "no mention of",
+  "insufficient information" (``"no data centres"`` is not: the word after must be
+  about information, or the sentence must end);
+- ``not sure``, ``no idea``; and in a sentence of at most six words, ``unknown``,
+  ``unclear``, ``unspecified``, ``undisclosed``, ``N/A`` ("an unknown supplier" in a
+  longer sentence describes, not declines).
+
+A sentence that merely holds a negation ("No, the company does not report Scope 3.",
+"Paris is not the largest city.") is an answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from opik_semantic_metrics.answers.normalize import normal_forms, prepare
+
+_NEGATION = (
+    r"(?:not|never|doesnt|dont|didnt|isnt|arent|wasnt|werent|cannot|cant|couldnt|wont"
+    r"|wouldnt|hasnt|havent|hadnt)"
+)
+_SOURCE = (
+    r"(?:document|documents|report|reports|text|texts|context|passage|passages|source|sources"
+    r"|article|paper|filing|page|pages|table|tables|excerpt|excerpts|material|materials|data"
+    r"|information|it|this|they|i|we|question)"
+)
+_SAYING = (
+    r"(?:say|says|said|state|states|stated|mention|mentions|mentioned|specify|specifies"
+    r"|specified|indicate|indicates|indicated|tell|tells|told|give|gives|given|provide"
+    r"|provides|provided|reveal|reveals|revealed|answer|answers|answered|clarify|clarifies"
+    r"|clarified|explain|explains|explained|define|defines|defined|quantify|quantifies"
+    r"|specif\w*)"
+)
+# Verbs that may be the answer's own ("does not include Scope 3"): declining only with
+# an object about information.
+_HOLDING = (
+    r"(?:include|includes|included|contain|contains|contained|report|reports|reported|list"
+    r"|lists|listed|cover|covers|covered|disclose|discloses|disclosed|address|addresses"
+    r"|addressed|discuss|discusses|discussed|detail|details|detailed|identify|identifies"
+    r"|identified|show|shows|shown|offer|offers|offered|have|has|had)"
+)
+_ABOUT_INFORMATION = (
+    r"(?:this|that|it|any|such|enough|the answer|an answer|information|info|details|data"
+    r"|specifics|whether|how|what|which|who|whom|when|where|why|explicitly|specifically"
+    r"|clearly|directly)\b"
+)
+_FINDING = (
+    r"(?:stated|mentioned|specified|given|provided|available|indicated|known|clear"
+    r"|determinable|determined|addressed|discussed|found|explained|defined|quantified)"
+)
+_SEARCH = (
+    r"(?:find|found|locate|located|determine|determined|identify|identified|infer"
+    r"|inferred|deduce|deduced|confirm|confirmed|answer|answered|tell|say|verify|verified"
+    r"|establish|established|ascertain|ascertained)"
+)
+_INFORMATION = r"(?:information|info|data|details|detail|mention|answer|reference|figures|figure)"
+_AFTER_INFORMATION = (
+    r"(?= (?:on|about|regarding|concerning|is|are|was|were|available|given|provided|in"
+    r"|for|to|that|of|this|as|can|could|from|which|whatsoever|at)\b|$)"
+)
+_WORDS = r"(?: \w+)"
+_DECLINING = re.compile(
+    "|".join(
+        (
+            rf"\b{_SOURCE}{_WORDS}{{0,3}} {_NEGATION}{_WORDS}{{0,2}} {_SAYING}\b",
+            rf"\b{_SOURCE}{_WORDS}{{0,3}} {_NEGATION}{_WORDS}{{0,2}} {_HOLDING}"
+            rf"(?:$| (?:\w+ )?{_ABOUT_INFORMATION})",
+            rf"\b{_NEGATION}(?: be| been)?(?: explicitly| specifically| clearly| directly)?"
+            rf" {_FINDING}\b",
+            r"\b(?:not|nowhere)(?: explicitly| specifically)?(?: stated| mentioned)? (?:in"
+            r"|within|from|part of) (?:the |this |that |any )?(?:provided |given |available )?"
+            r"(?:document|documents|report|reports|text|context|passage|source|sources|article"
+            r"|paper|filing|pages|excerpt|material|materials)\b",
+            rf"\b(?:cannot|cant|couldnt|can not|could not|unable to|not able to|fail to"
+            rf"|failed to|did not|didnt|was not able to)(?: \w+)? {_SEARCH}\b",
+            rf"\bno(?: \w+)? {_INFORMATION}{_AFTER_INFORMATION}",
+            r"\b(?:insufficient|not enough|not sufficient|inadequate)(?: \w+)?"
+            r" (?:information|data|context|details|evidence)\b",
+            r"\b(?:outside|beyond) the scope of (?:the|this)\b",
+            rf"\b{_SOURCE}{_WORDS}{{0,2}} (?:is|are|was|were|remains|remain) silent\b",
+            r"\b(?:not sure|no idea)\b",
+        )
+    )
+)
+# Words that decline by themselves, in a short sentence ("Unknown.", "It is unclear."):
+# in a longer one they describe something ("an unknown supplier").
+_DECLINING_WORD = re.compile(r"\b(?:unknown|unclear|unspecified|undisclosed|n a)\b")
+_SHORT_SENTENCE_WORDS = 6
+_SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|\n+")
+
+
+def declines(text: str) -> bool:
+    """Whether a sentence of ``text`` declines to answer (the rules above).
+
+    Example:
+        >>> declines("The report does not say."), declines("This cannot be determined.")
+        (True, True)
+        >>> declines("The document provides no information on this.")
+        True
+        >>> declines("No, the company does not report Scope 3 emissions.")
+        False
+    """
+    for sentence in _SENTENCE_END.split(prepare(text)):
+        spaced = normal_forms(sentence).spaced
+        if spaced and _DECLINING.search(spaced) is not None:
+            return True
+        if spaced.count(" ") < _SHORT_SENTENCE_WORDS and _DECLINING_WORD.search(spaced):
+            return True
+    return False

@@ -1,0 +1,418 @@
+"""The gold answer found inside a longer output, with the guards a grader needs.
+
+:func:`find_gold` looks for the gold answer in the output as a whole phrase of its
+normal form (a text gold: ``"Paris"`` in ``"The capital of France is Paris."``) or as a
+number equal within the tolerance (a number gold: ``"82%"`` in ``"In 2020, 82.0% of
+sites were audited."``, a unit after the gold's own allowed: ``"5 employees total"``
+holds ``"5 employees"``). The output is read clause by clause (split at sentence ends,
+commas, semicolons, colons, spaced dashes and before ``but``, ``however``, ``although``,
+``though``, ``whereas``, ``instead``), and a place where the gold is found counts only
+if:
+
+- **no negation is on it**: no negation word (``not``, ``no``, ``never``, ``isn't``...,
+  or ``incorrect``, ``wrong``, ``false``, ``untrue``) in its clause besides the gold's
+  own words ("It is not Paris", "Not Paris", "Paris is not correct"), no later clause
+  that only says no ("Paris? No.", "Paris - wrong."), and, for a number, the clause
+  does not bound it ("less than 5", "up to 5", "5+");
+- **no second answer stands beside it**: for a text, no ``or``/``nor`` next to it and no
+  ``either`` before it in its clause ("Paris or London", "either Paris or Lyon"; a slash
+  between words reads as ``or``: "Paris/London"), no
+  ``and``/``&``/``vs``/``plus`` joining it to another content word ("Paris and
+  London"), and the whole output is not a short enumeration of which the gold is one item
+  ("Paris, London"); for a number, no other number of its kind anywhere in the output
+  ("12 or 15", "12 sites in 2019, 15 in 2020"): numbers of different units, or a year
+  (a whole number from 1900 to 2100) beside a gold that is not one, are of different
+  kinds ("In 2020, 82% of 120 sites" holds 82% once);
+- **the gold means something found**: it holds a word of two or more characters that is
+  not a stop word, or a number (``"B"`` or ``"the"`` would be found nearly anywhere), and
+  the output has at most ``max(40, 4 x the gold's words)`` words: a gold found in a
+  pasted passage says little about what the passage answers. A long gold (a sentence)
+  found whole is strong evidence and is accepted;
+- a yes/no gold (``yes``, ``no``, ``true``, ``false``) is found only as the first word of
+  an output that does not decline to answer, with no negation or opposite in its first
+  clause ("No, it does not." holds "No"; "Yes and no" and "No information is given."
+  hold neither).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from opik_semantic_metrics.answers.lists import split_plain_list
+from opik_semantic_metrics.answers.normalize import (
+    NormalForms,
+    ParsedNumber,
+    is_number_word,
+    normal_forms,
+    numbers_in_text,
+    prepare,
+)
+from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
+
+#: Outputs of at most this many words (or 4 times the gold's, if more) are searched.
+CONTAINS_MAX_WORDS = 40
+#: An output may be this many times as long as the gold, in words, if over 40.
+CONTAINS_LENGTH_RATIO = 4
+#: An enumeration whose items have at most this many words is a list of answers.
+_ENUMERATION_ITEM_WORDS = 4
+#: Words that negate what stands in their clause (in normal form: "isn't" is "isnt").
+NEGATING_WORDS = frozenset(
+    (
+        *("not", "no", "never", "none", "nor", "neither", "nothing", "nobody", "without"),
+        *("cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent"),
+        *("wont", "wouldnt", "shouldnt", "couldnt", "hasnt", "havent", "hadnt"),
+        *("incorrect", "wrong", "false", "untrue", "nope"),
+    )
+)
+POLAR_ANSWERS = {"yes": "no", "no": "yes", "true": "false", "false": "true"}
+_ALTERNATIVES = frozenset({"or", "nor"})
+#: Words that, with a negation and stop words only, make a clause that says no.
+_JUDGING_WORDS = frozenset({"correct", "right", "true", "answer", "case", "really", "sorry"})
+#: Stop words that may stand inside a name ("Port of Santos", "Institute for Energy").
+_NAME_WORDS = frozenset({"of", "the", "and", "for", "a", "an"})
+#: Words that, with a number, make a clause that only sets the time or place of the
+#: answer ("In 2022, ...", "As of 2021, ..."): its number is no second answer.
+_SETTING_WORDS = frozenset(
+    {"in", "as", "of", "since", "during", "for", "by", "at", "end", "the", "fiscal", "year", "fy"}
+)
+_JOINERS = frozenset({"and", "vs", "versus", "plus"})
+_CLAUSE_BREAK = re.compile(
+    r"[.!?;:]+(?=\s|$)|,(?=\s|$)|\n+|\s-+\s"
+    r"|\s(?=(?:but|however|although|though|whereas|instead)\b)"
+)
+_YEAR_RANGE = (1900, 2100)
+_SLASH_BETWEEN_WORDS = re.compile(r"(?<=\w)\s?/\s?(?=\w)")
+
+
+@dataclass(frozen=True)
+class Containment:
+    """What the search found.
+
+    Attributes:
+        found: The gold was found in a place that passes every guard.
+        note: The match's reason, or why a place where the gold was found did not count
+            (``""`` when the gold was not found at all).
+        flag: ``gold_negated``, ``second_answer``, ``output_too_long`` or ``None``.
+        number: The output's number found equal to a number gold.
+    """
+
+    found: bool
+    note: str = ""
+    flag: str | None = None
+    number: ParsedNumber | None = None
+
+
+NOT_FOUND = Containment(False)
+
+
+@dataclass(frozen=True)
+class _Clause:
+    text: str
+    forms: NormalForms
+
+    @property
+    def words(self) -> tuple[list[str], list[str]]:
+        return self.forms.spaced.split(), self.forms.joined.split()
+
+
+def clauses(text: str, *, slash_as_or: bool = False) -> list[str]:
+    """The clauses of a text (see the module docstring), ``&`` read as ``and``.
+
+    Example:
+        >>> clauses("It is Paris, not London; but maybe Lyon.")
+        ['it is paris', 'not london', 'but maybe lyon']
+    """
+    text = prepare(text).replace("&", " and ")
+    if slash_as_or and "/" in text:
+        text = _SLASH_BETWEEN_WORDS.sub(" or ", text)
+    return [part.strip() for part in _CLAUSE_BREAK.split(text) if part.strip()]
+
+
+def gold_is_searchable(gold_forms: NormalForms) -> bool:
+    """Whether a gold holds a word that means something when found (see above), or is
+    a yes/no answer."""
+    if gold_forms.spaced in POLAR_ANSWERS:
+        return True
+    return any(
+        is_number_word(word) or (len(word) > 1 and word not in ENGLISH_STOP_WORDS)
+        for word in gold_forms.spaced.split()
+    )
+
+
+def find_gold(
+    output: str,
+    output_forms: NormalForms,
+    gold_forms: NormalForms,
+    gold_number: ParsedNumber | None,
+    *,
+    numbers_equal: Callable[[ParsedNumber, ParsedNumber], bool],
+    output_declines: bool,
+) -> Containment:
+    """Search ``output`` for the gold answer, within the guards of the module docstring.
+
+    Args:
+        output: The output's text.
+        output_forms: Its normal forms.
+        gold_forms: The gold's normal forms.
+        gold_number: The gold read as one number (``None`` for a text gold).
+        numbers_equal: Whether an output's number equals the gold's (the matcher's
+            tolerance and options).
+        output_declines: The output declines to answer (a yes/no gold is then not found).
+
+    Example:
+        >>> def equal(a, b):
+        ...     return a.value == b.value
+        >>> def find(output, gold):
+        ...     return find_gold(output, normal_forms(output), normal_forms(gold), None,
+        ...                      numbers_equal=equal, output_declines=False)
+        >>> find("The capital of France is Paris.", "Paris").found
+        True
+        >>> find("It is not Paris.", "Paris").flag, find("Paris or London", "Paris").flag
+        ('gold_negated', 'second_answer')
+    """
+    gold_words = gold_forms.spaced.split()
+    output_words = output_forms.spaced.count(" ") + 1
+    if output_words > max(CONTAINS_MAX_WORDS, CONTAINS_LENGTH_RATIO * len(gold_words)):
+        # One linear look, as the output may be any length: is the gold there at all?
+        if f" {gold_forms.spaced} " in f" {output_forms.spaced} ":
+            return Containment(
+                False,
+                f"the gold answer is in the output, but the output has {output_words} words, "
+                "too many for containment to say it is the answer",
+                "output_too_long",
+            )
+        return NOT_FOUND
+    if len(gold_words) == 1 and gold_words[0] in POLAR_ANSWERS and gold_number is None:
+        return _find_polar(output, gold_words[0], output_declines)
+    if gold_number is None and not _may_hold(output_forms, gold_forms):
+        return NOT_FOUND
+    return _find(output, gold_forms, gold_number, numbers_equal)
+
+
+def _may_hold(output_forms: NormalForms, gold_forms: NormalForms) -> bool:
+    """A linear look before reading clauses: a gold found in a clause is a substring of
+    the whole output's normal form, in one of its two forms."""
+    return gold_forms.spaced in output_forms.spaced or gold_forms.joined in output_forms.joined
+
+
+def _find(
+    output: str,
+    gold_forms: NormalForms,
+    gold_number: ParsedNumber | None,
+    numbers_equal: Callable[[ParsedNumber, ParsedNumber], bool],
+) -> Containment:
+    if gold_number is not None:
+        parts = [_Clause(text, normal_forms(text)) for text in clauses(output)]
+        return _find_number(parts, gold_number, numbers_equal)
+    # "Paris/London" offers two answers; a gold with a slash of its own ("AC/DC") is
+    # found in the whole output below.
+    parts = [_Clause(text, normal_forms(text)) for text in clauses(output, slash_as_or=True)]
+    places = [
+        (index, *span) for index, part in enumerate(parts) for span in _spans(part, gold_forms)
+    ]
+    if not places:
+        # A gold that spans clauses ("Seller reports Scope 1, buyer reports Scope 2")
+        # is looked for in the whole output, which is then its one clause.
+        whole = _Clause(output, normal_forms(prepare(output).replace("&", " and ")))
+        places = [(len(parts), *span) for span in _spans(whole, gold_forms)]
+    if not places:
+        return NOT_FOUND
+    last_refusal = _last_refusal(parts)
+    rejection = NOT_FOUND
+    for index, words, start, end in places:
+        outside = words[:start] + words[end:]
+        if NEGATING_WORDS.intersection(outside) or last_refusal > index:
+            rejection = Containment(
+                False, "the gold answer is in the output, but negated", "gold_negated"
+            )
+            continue
+        if _beside_another(words, start, end):
+            rejection = Containment(
+                False,
+                "the gold answer is in the output, but beside another answer",
+                "second_answer",
+            )
+            continue
+        if _one_of_an_enumeration(output, gold_forms):
+            return Containment(
+                False,
+                "the gold answer is one item of a list of answers in the output",
+                "second_answer",
+            )
+        return Containment(True, f"The gold answer {_shown(gold_forms)} is found in the output.")
+    return rejection
+
+
+def _last_refusal(parts: Sequence[_Clause]) -> int:
+    """The index of the last clause that only says no ("No.", "wrong", "that is not
+    correct"), which takes back what came before it ("Paris? No."); -1 if none."""
+    for index in range(len(parts) - 1, -1, -1):
+        words = parts[index].forms.spaced.split()
+        if NEGATING_WORDS.intersection(words) and all(
+            word in NEGATING_WORDS or word in _JUDGING_WORDS or word in ENGLISH_STOP_WORDS
+            for word in words
+        ):
+            return index
+    return -1
+
+
+def _spans(part: _Clause, gold_forms: NormalForms) -> list[tuple[list[str], int, int]]:
+    """Where the gold's words stand in a clause's words, in either normal form."""
+    spans = []
+    for words, gold_words in zip(
+        part.words, (gold_forms.spaced.split(), gold_forms.joined.split()), strict=True
+    ):
+        size = len(gold_words)
+        if not size:
+            continue
+        for start in range(len(words) - size + 1):
+            if words[start : start + size] == gold_words:
+                spans.append((words, start, start + size))
+    return spans
+
+
+def _beside_another(words: Sequence[str], start: int, end: int) -> bool:
+    """An alternative or a second content word joined to the gold in its clause."""
+    before = words[start - 1] if start > 0 else ""
+    after = words[end] if end < len(words) else ""
+    if before in _ALTERNATIVES or after in _ALTERNATIVES or "either" in words[:start]:
+        return True
+    if before in _JOINERS and start > 1 and _is_content(words[start - 2]):
+        return True
+    return after in _JOINERS and end + 1 < len(words) and _is_content(words[end + 1])
+
+
+def _is_content(word: str) -> bool:
+    return word not in ENGLISH_STOP_WORDS and word not in NEGATING_WORDS
+
+
+def _one_of_an_enumeration(output: str, gold_forms: NormalForms) -> bool:
+    """The output is a short list ("Paris, London") of which the gold is one item."""
+    text = prepare(output).rstrip(".!?")
+    for reading in split_plain_list(text):
+        if len(reading) < 2:
+            continue
+        items = [normal_forms(item) for item in reading]
+        if any(item.spaced.count(" ") >= _ENUMERATION_ITEM_WORDS for item in items):
+            continue
+        others = [item for item in items if not item.equals(gold_forms)]
+        if len(others) < len(items) and all(map(_names_something, others)):
+            return True
+    return False
+
+
+def _names_something(item: NormalForms) -> bool:
+    """Whether an enumeration's item reads as an answer ("London", "Port of Santos"), not
+    as a phrase about one ("according to the report")."""
+    return all(
+        word in _NAME_WORDS or (word not in ENGLISH_STOP_WORDS and word not in NEGATING_WORDS)
+        for word in item.spaced.split()
+    )
+
+
+def _find_number(
+    parts: Sequence[_Clause],
+    gold: ParsedNumber,
+    numbers_equal: Callable[[ParsedNumber, ParsedNumber], bool],
+) -> Containment:
+    matched: list[ParsedNumber] = []
+    others: list[ParsedNumber | None] = []
+    rejection = NOT_FOUND
+    last_refusal = _last_refusal(parts)
+    for index, part in enumerate(parts):
+        found_numbers = numbers_in_text(part.text)
+        if found_numbers is None:
+            return NOT_FOUND
+        spaced, _ = part.words
+        setting = len(found_numbers) == 1 and _SETTING_WORDS.issuperset(spaced[:-1])
+        for found in found_numbers:
+            number = found.number
+            if number is None or not numbers_equal(unit_as_gold(number, gold), gold):
+                if not (setting and spaced[:-1]) and not found.label:
+                    others.append(number)
+            elif found.bounded:
+                rejection = Containment(
+                    False, "the gold number is in the output, but bounded", "gold_negated"
+                )
+            elif NEGATING_WORDS.intersection(spaced) or last_refusal > index:
+                rejection = Containment(
+                    False, "the gold number is in the output, but negated", "gold_negated"
+                )
+            else:
+                matched.append(number)
+    if not matched:
+        return rejection
+    if any(_same_kind(other, gold) for other in others):
+        return Containment(
+            False,
+            "the gold number is in the output, but beside another number of its kind",
+            "second_answer",
+        )
+    return Containment(
+        True, f"The gold number {gold} is found in the output as {matched[0]}.", number=matched[0]
+    )
+
+
+def number_negated(text: str) -> bool:
+    """Whether a clause of ``text`` that holds a number also holds a negating word
+    ("82% is not correct"), or a later clause only says no ("82%? No.")."""
+    parts = [_Clause(clause, normal_forms(clause)) for clause in clauses(text)]
+    last_refusal = _last_refusal(parts)
+    for index, part in enumerate(parts):
+        if not numbers_in_text(part.text):
+            continue
+        if last_refusal > index or NEGATING_WORDS.intersection(part.forms.spaced.split()):
+            return True
+    return False
+
+
+def unit_as_gold(number: ParsedNumber, gold: ParsedNumber) -> ParsedNumber:
+    """``number`` with the gold's unit when its unit begins with it ("5 employees total"
+    is a number of employees, as the gold "5 employees" is)."""
+    if gold.unit and number.unit.startswith(gold.unit + " "):
+        return dataclasses.replace(number, unit=gold.unit)
+    return number
+
+
+def _same_kind(other: ParsedNumber | None, gold: ParsedNumber) -> bool:
+    """Whether a second number could be a second answer to the gold's question."""
+    if other is None:
+        return True  # unreadable: it may be anything
+    if _is_year(other) != _is_year(gold):
+        return False
+    other_unit = ("%" if other.percent else "") + other.unit
+    gold_unit = ("%" if gold.percent else "") + gold.unit
+    return not (other_unit and gold_unit and other_unit != gold_unit)
+
+
+def _is_year(number: ParsedNumber) -> bool:
+    value = number.value
+    return (
+        not number.percent
+        and not number.unit
+        and value == value.to_integral_value()
+        and _YEAR_RANGE[0] <= value <= _YEAR_RANGE[1]
+    )
+
+
+def _find_polar(output: str, gold: str, output_declines: bool) -> Containment:
+    if output_declines:
+        return NOT_FOUND
+    first = clauses(output)[:1]
+    words = normal_forms(first[0]).spaced.split() if first else []
+    if not words or words[0] != gold:
+        return NOT_FOUND
+    rest = set(words[1:])
+    if NEGATING_WORDS.intersection(rest) or POLAR_ANSWERS[gold] in rest:
+        return Containment(
+            False, "the output begins with the gold answer, but negates it", "gold_negated"
+        )
+    return Containment(True, f"The output begins with the gold answer {gold!r}.")
+
+
+def _shown(forms: NormalForms, limit: int = 80) -> str:
+    text = forms.spaced
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
