@@ -140,7 +140,8 @@ class SemanticMatch(base_metric.BaseMetric):
     # -- fitting -----------------------------------------------------------------------
 
     def fit(self, references: Sequence[str | Sequence[str]]) -> SemanticMatch:
-        """Fit idf and the paragraph baseline on a corpus of reference answers.
+        """Fit idf and the paragraph baseline on a corpus of reference answers, and
+        prepare them (:meth:`prepare`).
 
         Returns:
             This metric, fitted (``metric = SemanticMatch().fit(references)`` works).
@@ -154,6 +155,24 @@ class SemanticMatch(base_metric.BaseMetric):
         except InputError as error:
             raise metric_failure(f"{type(self).__name__}: {error}") from error
         return self
+
+    def prepare(self, references: Sequence[str | Sequence[str]]) -> int:
+        """Encode a dataset's references before ``opik.evaluate`` runs, in one batched
+        pass, so that each item then encodes only its output (:meth:`fit` does it too).
+
+        Scores are the same with or without it; the references are kept in the
+        process-wide embedding cache, within its bound.
+
+        Returns:
+            How many distinct texts (raw and cleaned references) are cached.
+
+        Raises:
+            MetricComputationError: A malformed reference, named.
+        """
+        try:
+            return self.engine.prepare(references)
+        except InputError as error:
+            raise metric_failure(f"{type(self).__name__}: {error}") from error
 
     def fit_from_items(
         self, items: Sequence[Mapping[str, Any]], reference_key: str = "reference"
