@@ -576,10 +576,21 @@ def main() -> None:
                 f"{size}: {speed:.1f} ({speed / anchor[64]:.2f})" for size, speed in anchor.items()
             )
         )
-    results = Path(__file__).parent / "results"
+    # The suite (gpu_suite.sh) gathers its steps' files elsewhere.
+    results = Path(os.environ.get("BENCHMARK_RESULTS", Path(__file__).parent / "results"))
     results.mkdir(exist_ok=True)
     (results / "bertscore_throughput.json").write_text(
-        json.dumps({"pairs_per_s": pairs_per_s, "runs": runs}, indent=1)
+        json.dumps(
+            {
+                "pairs": args.pairs,
+                "device": args.device,
+                "peak_gflops": peak,
+                "gflop": gflop_of,
+                "pairs_per_s": pairs_per_s,
+                "runs": runs,
+            },
+            indent=1,
+        )
     )
 
 

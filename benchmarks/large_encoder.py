@@ -31,6 +31,7 @@ set against the float32 matmul peak measured here (``bertscore_throughput.sgemm_
 
     python benchmarks/large_encoder.py                           # roberta-large shape, CPU
     python benchmarks/large_encoder.py --encoder minilm --workload captions
+    python benchmarks/large_encoder.py --encoder both      # MiniLM, then the large shape
     python benchmarks/large_encoder.py --captions 100 --paragraphs 10 --rounds 1  # subset
     python benchmarks/large_encoder.py --device cuda --fast --bert-score-batch-sizes 64,128,256
 """
@@ -256,7 +257,11 @@ def encoder_gflop(model_dir: str, texts: list[str]) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--encoder", choices=["roberta-large-shape", "minilm"], default=None)
+    parser.add_argument(
+        "--encoder",
+        choices=["roberta-large-shape", "minilm", "both"],
+        default="roberta-large-shape",
+    )
     parser.add_argument("--workload", choices=["captions", "paragraphs", "both"], default="both")
     parser.add_argument("--captions", type=int, default=1000, help="caption pairs")
     parser.add_argument("--paragraphs", type=int, default=200, help="paragraph pairs")
@@ -280,7 +285,7 @@ def main() -> None:
     if args.case:
         print(json.dumps(run_case(args.case, args)))
         return
-    encoders = [args.encoder] if args.encoder else ["roberta-large-shape"]
+    encoders = ["minilm", "roberta-large-shape"] if args.encoder == "both" else [args.encoder]
     workloads = ["captions", "paragraphs"] if args.workload == "both" else [args.workload]
     built = None
     if "roberta-large-shape" in encoders and args.model_dir is None:
@@ -363,14 +368,19 @@ def report(args: argparse.Namespace, encoders: list[str], workloads: list[str]) 
             f"({best}) {speed['ours/float32'] / speed[best]:.2f} (target >= {target}); "
             f"per round: {' '.join(ratios)}"
         )
-    results = Path(__file__).parent / "results"
+    # The suite (gpu_suite.sh) gathers its steps' files elsewhere.
+    results = Path(os.environ.get("BENCHMARK_RESULTS", Path(__file__).parent / "results"))
     results.mkdir(exist_ok=True)
     (results / "large_encoder.json").write_text(
         json.dumps(
-            [
-                {"encoder": e, "workload": w, "layer": la, "pairs": p, "gflop": g, "runs": r}
-                for e, w, la, p, g, _, r in rows
-            ],
+            {
+                "device": args.device,
+                "peak_gflops": peak,
+                "rows": [
+                    {"encoder": e, "workload": w, "layer": la, "pairs": p, "gflop": g, "runs": r}
+                    for e, w, la, p, g, _, r in rows
+                ],
+            },
             indent=1,
         )
     )
