@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -163,7 +164,8 @@ def main() -> None:
                 f"{path:<13} {setting:<12} {warm:7.0f} {args.pairs / entry['cold']:7.0f} "
                 f"{warm / anchor:8.2f} {warm / best_anchor:7.2f} {per_item:>9} {deviation:9.1e}"
             )
-    results = Path(__file__).parent / "results"
+    # The suite (gpu_suite.sh) gathers its steps' files elsewhere.
+    results = Path(os.environ.get("BENCHMARK_RESULTS", Path(__file__).parent / "results"))
     results.mkdir(exist_ok=True)
     (results / "encoder_paths.json").write_text(json.dumps(runs, indent=1))
 

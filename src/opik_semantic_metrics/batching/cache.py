@@ -16,6 +16,7 @@ memory against the bound).
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
@@ -24,6 +25,8 @@ from typing import Any, TypeVar
 import torch
 
 from opik_semantic_metrics.forking import fork_safe_lock
+
+logger = logging.getLogger(__name__)
 
 ValueT = TypeVar("ValueT")
 
@@ -167,6 +170,83 @@ class EmbeddingCache:
                 self._entries[(namespace, text)] = (value, size)
                 self._bytes += size
             self._evict()
+
+    def fill(
+        self,
+        namespace: Hashable,
+        texts: Sequence[str],
+        compute: Callable[[list[str]], Sequence[Any]],
+        *,
+        chunk_size: int = 2048,
+    ) -> int:
+        """Compute and keep the values of the distinct ``texts`` not cached, in order, in
+        chunks of ``chunk_size``; stop where this call's entries would pass the bound.
+
+        For filling the cache before a run (an engine's ``prepare``): the entries this
+        call keeps never evict one another, so the texts kept are the leading ones of
+        ``texts``. Texts already cached count against the bound too, and become the most
+        recently used.
+
+        Args:
+            namespace: Everything the values depend on besides the text.
+            texts: The texts, repeats allowed.
+            compute: Takes a list of distinct texts, returns one value per text, in order;
+                called once per chunk, without the lock held.
+            chunk_size: Most texts computed in one call of ``compute``.
+
+        Returns:
+            How many of the distinct ``texts`` are cached when it returns.
+
+        Example:
+            >>> cache = EmbeddingCache(max_bytes=2_000)
+            >>> compute = lambda texts: [torch.zeros(64) for _ in texts]  # ~1 kB an entry
+            >>> cache.fill(("demo",), ["a", "b", "c", "a"], compute), len(cache)
+            (1, 1)
+        """
+        if chunk_size < 1:
+            raise ValueError(f"Expected `chunk_size` >= 1, got {chunk_size}.")
+        distinct = list(dict.fromkeys(texts))
+        budget = self.max_bytes
+        kept = 0
+        for start in range(0, len(distinct), chunk_size):
+            chunk = distinct[start : start + chunk_size]
+            with self._lock:
+                for text in chunk:
+                    entry = self._entries.get((namespace, text))
+                    if entry is not None:
+                        self._entries.move_to_end((namespace, text))
+                        budget -= entry[1]
+                        kept += 1
+                missing = [text for text in chunk if (namespace, text) not in self._entries]
+            if budget <= 0:
+                break
+            if missing:
+                values = list(compute(missing))
+                if len(values) != len(missing):
+                    raise RuntimeError(f"compute returned {len(values)} values for {len(missing)}.")
+                fitting_texts, fitting_values = [], []
+                for text, value in zip(missing, values, strict=True):
+                    size = entry_size(text, value)
+                    if size > budget:
+                        budget = 0
+                        break
+                    budget -= size
+                    fitting_texts.append(text)
+                    fitting_values.append(value)
+                self._store(namespace, fitting_texts, fitting_values)
+                kept += len(fitting_texts)
+            if budget <= 0:
+                break
+        if kept < len(distinct):
+            logger.warning(
+                "The embedding cache holds %d of %d texts given to prepare: its bound "
+                "(%.0f MiB) is full. The rest are encoded when scored; raise the bound "
+                "with `shared_cache().resize(max_bytes)` to keep them all.",
+                kept,
+                len(distinct),
+                self.max_bytes / 2**20,
+            )
+        return kept
 
     def resize(self, max_bytes: int) -> None:
         """Change the bound (0 turns caching off), forgetting entries beyond it."""

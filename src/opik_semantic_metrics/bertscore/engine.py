@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -388,13 +388,17 @@ class BERTScoreEngine:
     def fit_idf(self, references: Sequence[Reference]) -> IdfTable:
         """Fit idf weights on a reference corpus (lists of references are flattened).
 
-        Replaces weights fitted before; used only when the engine has ``idf=True``.
+        Replaces weights fitted before; used only when the engine has ``idf=True``. The
+        references are then prepared (:meth:`prepare`) too.
 
         Raises:
             InputError: Not a list, an empty list, or an item that is not a string or a
                 non-empty list of strings.
         """
-        return self._fit_idf(references, "references")
+        table = self._fit_idf(references, "references")
+        # The references were just read: encode them too, as prepare() does.
+        self.prepare(references)
+        return table
 
     def _fit_idf(self, references: Sequence[Reference], name: str) -> IdfTable:
         """:meth:`fit_idf`, its errors naming the argument ``name``."""
@@ -438,6 +442,38 @@ class BERTScoreEngine:
 
     # -- embeddings --------------------------------------------------------------------
 
+    @property
+    def _cache_namespace(self) -> tuple[Hashable, str]:
+        return (self.encoder.cache_key, "bertscore-token-embeddings")
+
+    def prepare(self, references: Sequence[Reference]) -> int:
+        """Encode a dataset's references into the embedding cache before scoring it.
+
+        One pass over the whole list, in length-sorted batches, so that scoring its
+        items (per item from Opik's threads, or in lists) encodes only their candidates:
+        a few items at a time make small batches, the whole list makes full ones. Scores
+        are the same with or without it. The cache stays within its bound: where the
+        references do not all fit, the leading ones are kept and a warning says how
+        many (``EmbeddingCache.fill``).
+
+        Args:
+            references: Per item, a reference text or a non-empty list of them, as
+                :meth:`score` takes them; repeats are encoded once.
+
+        Returns:
+            How many distinct reference texts are in the cache.
+
+        Raises:
+            InputError: Not a list, or an item :meth:`score` would refuse, named.
+        """
+        items = as_list(references, "references")
+        texts = [
+            text
+            for index, item in enumerate(items)
+            for text in reference_texts(item, item_name("reference", index, len(items)))
+        ]
+        return self.cache.fill(self._cache_namespace, texts, self._encode_and_embed)
+
     def _embed(
         self, texts: Sequence[str], *, cached: Sequence[str] = ()
     ) -> dict[str, _TextEmbedding]:
@@ -452,7 +488,7 @@ class BERTScoreEngine:
         batches as large as it can. Weights depend on the engine's idf table and are
         looked up afresh.
         """
-        namespace = (self.encoder.cache_key, "bertscore-token-embeddings")
+        namespace = self._cache_namespace
         from_cache = list(dict.fromkeys(cached))
         cached_set = set(from_cache)
         fresh = [text for text in dict.fromkeys(texts) if text not in cached_set]

@@ -280,6 +280,80 @@ class CometEngine:
             return model.score(sources, translations, checked, self._forward_batch_size)
         return self._score_regression(model, sources, translations, checked)
 
+    def prepare(
+        self,
+        sources: Sequence[str] | None = None,
+        references: Sequence[str | None] | None = None,
+    ) -> int:
+        """Encode a dataset's sources and references into the embedding cache before
+        scoring it.
+
+        One pass over the whole lists, in length-sorted batches, so that scoring its
+        items encodes only their translations; scores are the same with or without it.
+        Regression models only: unified models (COMETKiwi, XCOMET) encode each item's
+        texts joined, which nothing can share, so there it does nothing and returns 0.
+        The cache stays within its bound: where the texts do not all fit, the leading
+        ones (sources first) are kept and a warning says how many.
+
+        Args:
+            sources: The items' source texts.
+            references: The items' references; ``None`` (or an empty cell) where an item
+                has none, for models that can score without. Ignored by models that read
+                no reference.
+
+        Returns:
+            How many distinct texts are in the cache.
+
+        Raises:
+            InputError: A source or reference :meth:`score` would refuse, named.
+        """
+        texts = []
+        if sources is not None:
+            source_list = as_list(sources, "sources")
+            texts += [
+                check_text(text, item_name("source", index, len(source_list)))
+                for index, text in enumerate(source_list)
+            ]
+        if references is not None and self.reads_references:
+            reference_list = as_list(references, "references")
+            count = len(reference_list)
+            for index, reference in enumerate(reference_list):
+                what = item_name("reference", index, count)
+                if reference is None or is_empty_cell(reference):
+                    if self.requires_references:
+                        raise InputError(
+                            "This COMET model needs a reference; "
+                            f"{item_name('item', index, count)} has none. Use a reference-free "
+                            "model (e.g. Unbabel/wmt22-cometkiwi-da) to score without one."
+                        )
+                    continue
+                if not isinstance(reference, str):
+                    raise InputError(
+                        f"Expected {what} to be a string or None, got {type(reference).__name__}."
+                    )
+                texts.append(check_text(reference, what))
+        model = self.loaded.model
+        if isinstance(model, UnifiedModel) or not texts:
+            return 0
+        return self.cache.fill(
+            self._cache_namespace,
+            texts,
+            lambda batch: model.embed(batch, self._forward_batch_size),
+        )
+
+    @property
+    def _cache_namespace(self) -> tuple[str | None, ...]:
+        # Keyed by the weights file, not the directory: one directory can hold several
+        # checkpoints (epoch=1.ckpt, epoch=2.ckpt, ...) whose embeddings differ.
+        return (
+            "comet-sentence-embedding",
+            str(self.loaded.weights_path),
+            repr(self.loaded.hparams),
+            self.revision,
+            str(self.loaded.device),
+            str(self.loaded.dtype),
+        )
+
     def score_one(self, source: str, translation: str, reference: str | None = None) -> CometResult:
         """Score one item, batched with the items other threads score at the same time.
 
@@ -307,16 +381,7 @@ class CometEngine:
     ) -> list[CometResult]:
         with_reference = model.hparams.kind == "regression"
         texts = [*sources, *translations, *(ref for ref in references if ref is not None)]
-        # Keyed by the weights file, not the directory: one directory can hold several
-        # checkpoints (epoch=1.ckpt, epoch=2.ckpt, ...) whose embeddings differ.
-        namespace = (
-            "comet-sentence-embedding",
-            str(self.loaded.weights_path),
-            repr(self.loaded.hparams),
-            self.revision,
-            str(self.loaded.device),
-            str(self.loaded.dtype),
-        )
+        namespace = self._cache_namespace
         unique = list(dict.fromkeys(texts))
         embedded = dict(
             zip(

@@ -124,9 +124,29 @@ class BERTScore(PackageMetric):
         self.engine.encoder  # noqa: B018
 
     def fit_idf(self, references: Sequence[str | Sequence[str]]) -> None:
-        """Fit idf weights on a dataset's references (needed when ``idf=True``)."""
+        """Fit idf weights on a dataset's references (needed when ``idf=True``); they are
+        prepared (:meth:`prepare`) too."""
         with self.failing_item():
             self.engine.fit_idf(references)
+
+    def prepare(self, references: Sequence[str | Sequence[str]]) -> int:
+        """Encode a dataset's references before ``opik.evaluate`` runs, in one batched
+        pass, so that each item then encodes only its output.
+
+        Scores are the same with or without it; the references are kept in the
+        process-wide embedding cache, within its bound.
+
+        Args:
+            references: Per item, a reference text or a list of them.
+
+        Returns:
+            How many distinct reference texts are cached.
+
+        Raises:
+            MetricComputationError: An item :meth:`score` would refuse, named.
+        """
+        with self.failing_item():
+            return self.engine.prepare(references)
 
     def score(
         self, output: str, reference: str | Sequence[str], **ignored_kwargs: Any

@@ -140,6 +140,27 @@ class COMET(PackageMetric):
         self.check_scores([result.score])
         return self._score_result(result)
 
+    def prepare(
+        self,
+        inputs: Sequence[str] | None = None,
+        references: Sequence[str | None] | None = None,
+    ) -> int:
+        """Encode a dataset's sources (``input``) and references before ``opik.evaluate``
+        runs, in one batched pass, so that each item then encodes only its output.
+
+        Scores are the same with or without it; the texts are kept in the process-wide
+        embedding cache, within its bound. Unified models (COMETKiwi, XCOMET) share no
+        encodings between items: there it does nothing.
+
+        Returns:
+            How many distinct texts are cached.
+
+        Raises:
+            MetricComputationError: A source or reference :meth:`score` would refuse.
+        """
+        with self.failing_item():
+            return self.engine.prepare(inputs, references)
+
     def score_batch(
         self,
         inputs: Sequence[str],

@@ -142,7 +142,8 @@ class SemanticMatch(PackageMetric):
     # -- fitting -----------------------------------------------------------------------
 
     def fit(self, references: Sequence[str | Sequence[str]]) -> SemanticMatch:
-        """Fit idf and the paragraph baseline on a corpus of reference answers.
+        """Fit idf and the paragraph baseline on a corpus of reference answers, and
+        prepare them (:meth:`prepare`).
 
         Returns:
             This metric, fitted (``metric = SemanticMatch().fit(references)`` works).
@@ -154,6 +155,22 @@ class SemanticMatch(PackageMetric):
         with self.failing_item():
             self.engine.fit(references)
         return self
+
+    def prepare(self, references: Sequence[str | Sequence[str]]) -> int:
+        """Encode a dataset's references before ``opik.evaluate`` runs, in one batched
+        pass, so that each item then encodes only its output (:meth:`fit` does it too).
+
+        Scores are the same with or without it; the references are kept in the
+        process-wide embedding cache, within its bound.
+
+        Returns:
+            How many distinct texts (raw and cleaned references) are cached.
+
+        Raises:
+            MetricComputationError: A malformed reference, named.
+        """
+        with self.failing_item():
+            return self.engine.prepare(references)
 
     def fit_from_items(
         self, items: Sequence[Mapping[str, Any]], reference_key: str = "reference"

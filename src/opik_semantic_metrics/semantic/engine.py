@@ -539,10 +539,53 @@ class SemanticMatchEngine:
             weighted.append(WeightedPieces(vectors=vectors, weights=weights))
         return weighted
 
+    def prepare(self, references: Sequence[Reference]) -> int:
+        """Encode a dataset's references into the embedding cache before scoring it.
+
+        One pass over the whole list, in length-sorted batches, of what scoring reads of
+        each reference (its raw and its cleaned text, cut where the model's limit cuts
+        them; with ``token_vectors="isolated"``, its word pieces too), so that scoring
+        its items encodes only their outputs. Scores are the same with or without it.
+        References scoring would not encode (blank, or nothing left once cleaned) are
+        skipped, by the same rule. The cache stays within its bound: where the
+        references do not all fit, the leading ones are kept and a warning says how many.
+
+        Args:
+            references: Per item, a reference string or a non-empty list of strings.
+
+        Returns:
+            How many distinct texts (raw and cleaned) are in the cache.
+
+        Raises:
+            InputError: Not a list, or an item :meth:`score` would refuse, named.
+        """
+        corpus = as_list(references, "references")
+        joined = [
+            reference_text(reference, item_name("reference", index, len(corpus)))
+            for index, reference in enumerate(corpus)
+        ]
+        texts = []
+        cleaned = []
+        for reference in dict.fromkeys(joined):
+            if is_blank(reference):
+                continue
+            clean = self._kept_clean_text(reference)
+            if clean:
+                texts += [self._kept_part(reference), clean]
+                cleaned.append(clean)
+        namespace = (self.encoder.cache_key, "semantic-match-text", self.max_length)
+        kept = self.cache.fill(namespace, texts, self._encode_uncached)
+        if self.token_vectors == "isolated":
+            # Their word pieces' isolated vectors, cached by piece id.
+            found = self.cache.lookup(namespace, cleaned)
+            self._weighted_pieces(list(found.values()), self.state.idf)
+        return kept
+
     # -- fitting -----------------------------------------------------------------------
 
     def fit(self, references: Sequence[Reference]) -> FittedState:
-        """Fit idf and the paragraph baseline on a corpus of references.
+        """Fit idf and the paragraph baseline on a corpus of references, and prepare them
+        (:meth:`prepare`).
 
         Args:
             references: Reference answers: strings, or lists of strings (one answer each,
@@ -569,6 +612,8 @@ class SemanticMatchEngine:
         else:
             state = FittedState(idf, self._estimate_baseline(texts), "fitted")
         self.state = state
+        # The references were just read: encode them too, as prepare() does.
+        self.prepare(texts)
         return state
 
     def _estimate_baseline(self, texts: Sequence[str]) -> float:
