@@ -38,9 +38,15 @@ SCRIPT = textwrap.dedent(
 
 
 def test_an_untracked_metric_starts_no_opik_client_and_makes_no_network_call():
-    # Analytics is Opik's own switch (on by default outside pytest): off here, as the
-    # documentation's quiet offline settings have it.
-    environment = {**os.environ, "OPIK_ANALYTICS_ENABLE": "false"}
+    # A configured server (on this machine, where nothing answers), to which a tracked
+    # metric would log: its client's threads start, it prints where it logs, and it
+    # connects. Analytics is Opik's own switch (on by default outside pytest): off here,
+    # as the documentation's quiet offline settings have it.
+    environment = {
+        **os.environ,
+        "OPIK_URL_OVERRIDE": "http://127.0.0.1:9/api",
+        "OPIK_ANALYTICS_ENABLE": "false",
+    }
     environment.pop("OPIK_TRACK_DISABLE", None)
     completed = subprocess.run(
         [sys.executable, "-c", SCRIPT],
