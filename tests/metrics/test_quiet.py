@@ -13,6 +13,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 SCRIPT = textwrap.dedent(
     """
     import json, sys, threading
@@ -37,6 +39,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_an_untracked_metric_starts_no_opik_client_and_makes_no_network_call():
     # A configured server (on this machine, where nothing answers), to which a tracked
     # metric would log: its client's threads start, it prints where it logs, and it
