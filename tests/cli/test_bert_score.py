@@ -27,6 +27,7 @@ def _json_run(capsys, *arguments: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("idf", [False, True], ids=["no-idf", "idf"])
 def test_scores_equal_bert_score_with_two_reference_files(capsys, text_files, minilm_path, idf):
     files = [str(text_files[name]) for name in ("candidates", "references_1", "references_2")]

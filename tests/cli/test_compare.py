@@ -210,6 +210,7 @@ def test_bad_result_files_are_a_clear_error(capsys, tmp_path, a, b, extra, expec
     assert expected.format(a=path_a, b=path_b) in line
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
 def test_a_full_disk_under_standard_output_is_a_clear_error(tmp_path):
     # `--json > a.json` on a full disk: the OSError from print() ended in a traceback.

@@ -80,6 +80,7 @@ def test_files_of_different_lengths_are_refused_as_in_every_command(capsys, tmp_
     assert not (tmp_path / "pair.png").exists()
 
 
+@pytest.mark.slow
 def test_a_text_cut_at_the_token_limit_is_said(capsys, tmp_path):
     output = tmp_path / "long.png"
     long_text = "word " * 600  # over MiniLM's 512 tokens
@@ -89,6 +90,7 @@ def test_a_text_cut_at_the_token_limit_is_said(capsys, tmp_path):
     assert printed.endswith("(candidate cut at the model's 512 tokens)")
 
 
+@pytest.mark.slow
 def test_a_png_too_large_to_draw_is_refused_before_drawing(capsys, tmp_path):
     # 512 x 512 tokens at 300 dpi: a 31,000-pixel square, tens of gigabytes to draw.
     output = tmp_path / "huge.png"

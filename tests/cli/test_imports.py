@@ -65,6 +65,7 @@ def test_help_imports_neither_opik_nor_torch():
         assert result == {"status": 0, "imported": []}, arguments
 
 
+@pytest.mark.slow
 def test_importing_the_package_imports_no_metric_until_one_is_asked_for():
     code = (
         "import sys, opik_semantic_metrics as package\n"
@@ -92,6 +93,7 @@ def test_unknown_names_are_attribute_errors():
         opik_semantic_metrics.BERTscore  # noqa: B018
 
 
+@pytest.mark.slow
 def test_scoring_comparing_and_drawing_never_import_opik(tmp_path, minilm_path, stsb_pairs):
     pytest.importorskip("matplotlib")
     candidates, references = tmp_path / "candidates", tmp_path / "references"

@@ -91,6 +91,7 @@ def test_usage_shows_the_hyphen_spellings(capsys):
     assert "--rescale_with_baseline" not in usage and "--baseline_path" not in usage
 
 
+@pytest.mark.slow
 def test_an_error_exits_2_with_one_line_and_no_traceback(tmp_path):
     completed = _module_command("compare", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"))
     assert completed.returncode == 2

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from opik.exceptions import MetricComputationError
 
 from opik_semantic_metrics.metrics.failure import metric_failure
@@ -39,6 +40,7 @@ def test_metric_failure_is_opiks_error_type():
     assert str(error) == "BERTScore: bad item"
 
 
+@pytest.mark.slow
 def test_concurrent_failures_do_not_end_the_run():
     # AnswerMatch scores a None output 0.0; a dict output makes it fail: use both.
     script = SCRIPT.replace('None if i % 2 else "82%"', '{"x": 1} if i % 2 else "82%"')
@@ -80,6 +82,7 @@ NETWORK_PROBE = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_failed_item_makes_no_network_call_and_leaves_the_environment_as_it_was():
     environment = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
     completed = subprocess.run(
