@@ -149,15 +149,17 @@ def read_yaml(
         detail = " ".join(str(cause).split())
         if "end of stream" in detail:
             message = (
-                f"{path} is cut short: its YAML ends inside a value (an interrupted download "
-                f"or copy?): {detail}."
+                f"{path} is not readable YAML: it is cut short, ending inside a value (an "
+                f"interrupted download or copy?): {detail}."
             )
         else:
-            message = f"{path} is not valid YAML: {detail}."
+            message = f"{path} is not readable YAML: {detail}."
         raise _fail(error, message, path) from None
     except RecursionError:
         raise _fail(
-            error, f"{path} nests its YAML deeper than Python's parser can follow.", path
+            error,
+            f"{path} is not readable YAML: it nests deeper than Python's parser can follow.",
+            path,
         ) from None
     except ValueError as cause:  # a value no Python object can hold (an int past 4,300 digits)
         raise _fail(error, f"{path} is not readable YAML: {cause}.", path) from None
