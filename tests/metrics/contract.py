@@ -38,8 +38,8 @@ class MetricContract:
             (a regular expression) the failure must carry.
         bad_batches: ``score_batch`` positional arguments that are no batch, with their
             messages; empty for a metric without ``score_batch``.
-        batch: ``score_batch`` on ``items`` as one reading per item; ``None`` for a
-            metric that has no ``score_batch``.
+        batch_fields: The item fields ``score_batch`` takes, in order, as one list
+            each; ``None`` for a metric that has no ``score_batch``.
         rebuild: Builds the metric with other settings (keyword arguments), for the
             settings check.
         dataset_items: Opik dataset items: ``items`` with the output under
@@ -59,7 +59,7 @@ class MetricContract:
     tolerance: float
     bad_items: Sequence[tuple[dict[str, Any], str]]
     bad_batches: Sequence[tuple[tuple[Any, ...], str]]
-    batch: Callable[[], list[Reading]] | None
+    batch_fields: tuple[str, ...] | None
     rebuild: Callable[..., base_metric.BaseMetric]
     dataset_items: list[dict[str, Any]]
     failing_id: int
@@ -83,6 +83,12 @@ class MetricContract:
     def score(self, item: Mapping[str, Any]) -> Reading:
         """The reading of one ``score()`` call on ``item``."""
         return self.read(self.metric.score(**item))
+
+    def score_batch(self) -> list[Reading]:
+        """The readings of one ``score_batch`` call on all of ``items``."""
+        assert self.batch_fields is not None
+        columns = [[item[name] for item in self.items] for name in self.batch_fields]
+        return [self.read(results) for results in self.metric.score_batch(*columns)]  # type: ignore[attr-defined]
 
 
 def dataset_items(
