@@ -277,6 +277,15 @@ def main() -> None:
     print("\nchecks:")
     for engine_name in ("default", "recipe"):
         for split in ("train", "dev"):
+            real = (
+                layer("default", "score")
+                if engine_name == "default"
+                else combined("recipe", RECIPE)
+            )(split, "pairs")
+            print(
+                f"  {engine_name}, {split}: of {len(real)} real pairs "
+                f"{int((real == 0).sum())} score exactly 0 and {int((real == 1).sum())} exactly 1"
+            )
             unrelated = (
                 layer("default", "score")
                 if engine_name == "default"
