@@ -1,24 +1,32 @@
-"""How well SemanticMatch and each of its levels rank STS-B sentence pairs like people do.
+"""How well SemanticMatch and each of its levels agree with people, and what each setting buys.
 
-Prints Spearman and Pearson correlations (x100) with the human scores of the STS
-Benchmark dev split (Cer et al., 2017) for:
-plain cosine of the model's sentence embeddings (the published all-MiniLM-L6-v2 figure
-is 86.72 Spearman x100), the word level with contextual and with isolated word-piece
-vectors, the sentence and paragraph levels, and the combined score with the default
-settings and with the seed's weights (0.4, 0.4, 0.2), each before and after floor and
-snap. Sentence 1 plays the output and sentence 2 the reference; the engine is fitted on
-the sentence-2 column (idf and paragraph baseline), as it would be on a dataset's
-references.
+For the STS Benchmark's train and dev splits (Cer et al., 2017) it prints Spearman's
+correlation (x100) with the human scores, and for the contrastive set written for this
+project (``benchmarks/data/contrastive/``: an anchor, a paraphrase of it and a variant
+whose meaning is flipped by a negation, an antonym, a changed number or swapped roles) the
+pairwise accuracy: the share of triples whose paraphrase scores strictly above the flipped
+variant. Rows: plain cosine of the model's sentence embeddings, BERTScore F1 (same model),
+each level, the raw weighted sum, the default SemanticMatch, the layered recipe's exact
+settings (its weights, hard floor, snap and whole stop-word list), and a model calibrated
+on STS-B train (its train figure is the mean held-out Spearman of its cross-validation).
+Then the checks the layered score exists for: unrelated pairs (each output against the
+reference of another pair, shuffled, seeded) near 0, identical texts exactly 1.0, every
+score in [0, 1]; and the weights and curve that the calibration procedure chooses on
+train under the condition that unrelated train pairs score at most 0.05 in the median,
+beside the shipped defaults.
 
-    python benchmarks/semantic_validity.py                  # STS-B dev, a few minutes on 2 cores
-    python benchmarks/semantic_validity.py --data PATH/sts-train.csv --grid
-    python benchmarks/semantic_validity.py --fast
+Sentence 1 plays the output and sentence 2 the reference; each engine is fitted on the
+references of the split it scores (idf and paragraph baseline), as on a dataset's
+references; on the contrastive set the anchor is the reference. Embeddings are computed
+once per text and shared by every row.
 
-``--fast`` also fits and scores in the fast mode (``dtype="fast"``: bfloat16 where the
-hardware has it) and prints how far its scores lie from float32's and how well they rank.
-``--grid`` also prints the combined score's Spearman for every weight triple in steps of
-0.1: the default weights (0.2, 0.2, 0.6) were chosen this way on the STS-B *train* split
-(not shipped here; pass its path), then confirmed on dev.
+    python benchmarks/semantic_validity.py                         # the shipped CC BY-SA part
+    python benchmarks/semantic_validity.py --stsb PATH/stsbenchmark  # the full release
+    python benchmarks/semantic_validity.py --model PATH_OR_HUB_ID    # another encoder
+    python benchmarks/semantic_validity.py --fast                   # also the fast mode
+
+``--fast`` also scores dev in the fast mode (``dtype="fast"``: bfloat16 where the hardware
+has it) and prints how far its scores lie from float32's.
 """
 
 from __future__ import annotations
@@ -26,31 +34,42 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np
-from scipy.stats import pearsonr, spearmanr
+from numpy.typing import NDArray
+from scipy.stats import spearmanr
 
-from opik_semantic_metrics.semantic.combine import SEED_WEIGHTS, Combination
+from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+from opik_semantic_metrics.semantic.calibration import final_scores, fit_combination
+from opik_semantic_metrics.semantic.combine import (
+    RECIPE_FLOOR,
+    RECIPE_SNAP,
+    RECIPE_WEIGHTS,
+    Combination,
+)
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine, SemanticMatchResult
 
-#: STS-B is not shipped with the project: part of its text (the MSRpar and MSRvid
-#: sentences) is under Microsoft's research licence, which does not allow redistribution.
-#: The default is the copy in the team's shared folder beside the checkout; elsewhere,
-#: download the original release (ixa2.si.ehu.eus/stswiki, "STS Benchmark") and pass
-#: ``--data PATH/sts-dev.csv``.
-DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "stsb" / "sts-dev.csv"
-PUBLISHED_SPEARMAN = 86.72
+DATA = Path(__file__).resolve().parent / "data"
+STSB = DATA / "stsb"
+CONTRASTIVE = DATA / "contrastive" / "triples.tsv"
+RECIPE = Combination.create(RECIPE_WEIGHTS, RECIPE_FLOOR, RECIPE_SNAP, softness=0.0)
+UNRELATED_MEDIAN = 0.05
+
+Array = NDArray[np.float64]
 
 
 @dataclass(frozen=True)
 class Pairs:
+    """Outputs, references and, per pair, a human score (STS-B) or a label."""
+
     outputs: list[str]
     references: list[str]
-    gold: np.ndarray
+    gold: Array
 
 
 def read_stsb(path: Path, limit: int | None) -> Pairs:
@@ -58,133 +77,254 @@ def read_stsb(path: Path, limit: int | None) -> Pairs:
     rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
     rows = rows[:limit] if limit else rows
     return Pairs(
-        outputs=[row[5] for row in rows],
-        references=[row[6] for row in rows],
-        gold=np.array([float(row[4]) for row in rows]),
+        [row[5] for row in rows],
+        [row[6] for row in rows],
+        np.array([float(row[4]) for row in rows]),
     )
 
 
-def level(results: list[SemanticMatchResult], name: str) -> np.ndarray:
-    """One level of every result; pairs that were not scored count as 0."""
-    values = [getattr(result, name) for result in results]
-    return np.array([0.0 if value is None else value for value in values])
+def read_contrastive(path: Path) -> tuple[list[str], Pairs, Pairs]:
+    """Categories, (paraphrase, anchor) pairs and (flipped, anchor) pairs."""
+    lines = path.read_text(encoding="utf-8").splitlines()[1:]
+    rows = [line.split("\t") for line in lines if line.strip()]
+    anchors = [row[1] for row in rows]
+    better = Pairs([row[2] for row in rows], anchors, np.ones(len(rows)))
+    worse = Pairs([row[3] for row in rows], anchors, np.zeros(len(rows)))
+    return [row[0] for row in rows], better, worse
 
 
-def correlations(scores: np.ndarray, gold: np.ndarray) -> tuple[float, float]:
-    return 100 * spearmanr(scores, gold).statistic, 100 * pearsonr(scores, gold).statistic
+def shuffled(pairs: Pairs, seed: int = 0) -> Pairs:
+    """Each output against another pair's reference: pairs taken as unrelated."""
+    order = np.random.default_rng(seed).permutation(len(pairs.references))
+    order = np.where(order == np.arange(len(order)), np.roll(order, 1), order)
+    return Pairs(pairs.outputs, [pairs.references[i] for i in order], pairs.gold)
 
 
-def combined(
-    results: list[SemanticMatchResult], combination: Combination
-) -> tuple[np.ndarray, np.ndarray]:
-    """Final and raw scores of ``combination`` from the levels already computed."""
-    raw = [
-        combination.raw(result.word or 0.0, result.sentence or 0.0, result.paragraph or 0.0)
-        for result in results
-    ]
-    return np.array([combination.final(value) for value in raw]), np.array(raw)
+def levels(results: list[SemanticMatchResult]) -> dict[str, Array]:
+    """Every level of every result; pairs that were not scored count as 0."""
+
+    def field(name: str) -> Array:
+        values = [getattr(result, name) for result in results]
+        return np.array([0.0 if value is None else value for value in values])
+
+    table = {name: field(name) for name in ("word", "sentence", "paragraph", "paragraph_cosine")}
+    table["levels"] = np.stack([table["word"], table["sentence"], table["paragraph"]], axis=1)
+    table["score"] = field("score")
+    return table
+
+
+def scores_of(
+    table: dict[str, Array], combination: Combination, results: list[SemanticMatchResult]
+) -> Array:
+    """``combination``'s final scores of scored pairs; unscored pairs keep their score."""
+    scored = np.array([result.status == "scored" for result in results])
+    return np.where(scored, final_scores(combination, table["levels"]), table["score"])
+
+
+def raw_sum(table: dict[str, Array], combination: Combination) -> Array:
+    return table["levels"] @ np.array(combination.weights)
+
+
+def rho(scores: Array, gold: Array) -> float:
+    return 100 * float(spearmanr(scores, gold).statistic)
+
+
+def accuracy(better: Array, worse: Array) -> float:
+    return 100 * float(np.mean(better > worse))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEV, help="an STS-B release file")
-    parser.add_argument("--limit", type=int, default=None, help="first N pairs only")
-    parser.add_argument("--grid", action="store_true", help="Spearman of every weight triple")
+    parser.add_argument(
+        "--stsb", type=Path, default=STSB, help="folder with sts-train.csv, sts-dev.csv"
+    )
+    parser.add_argument("--contrastive", type=Path, default=CONTRASTIVE)
+    parser.add_argument("--model", default="all-MiniLM-L6-v2", help="encoder: hub id or folder")
+    parser.add_argument("--limit", type=int, default=None, help="first N pairs of each split")
+    parser.add_argument("--no-bertscore", action="store_true", help="leave BERTScore out")
     parser.add_argument("--fast", action="store_true", help="the fast mode against float32")
     args = parser.parse_args()
-    if not args.data.is_file():
-        parser.error(f"no STS-B file at {args.data}: pass --data PATH/sts-dev.csv (see DEV)")
-    pairs = read_stsb(args.data, args.limit)
-    gold = pairs.gold
+    started = time.perf_counter()
 
-    start = time.perf_counter()
-    contextual = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu")
-    state = contextual.fit(pairs.references)
-    results = contextual.score(pairs.outputs, pairs.references)
-    contextual_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    isolated = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu", token_vectors="isolated")
-    isolated.fit(pairs.references)
-    isolated_results = isolated.score(pairs.outputs, pairs.references)
-    isolated_seconds = time.perf_counter() - start
+    splits = {
+        name: read_stsb(args.stsb / f"sts-{name}.csv", args.limit) for name in ("train", "dev")
+    }
+    categories, better, worse = read_contrastive(args.contrastive)
+    default = SemanticMatchEngine(args.model, device="cpu")
+    recipe = SemanticMatchEngine(args.model, device="cpu", cleaning="all_stop_words")
+    bertscore = None if args.no_bertscore else BERTScoreEngine(args.model, device="cpu")
 
-    default = contextual.combination
-    seed = Combination.create(SEED_WEIGHTS, default.floor, default.snap)
-    seed_final, seed_raw = combined(results, seed)
-    rows = [
-        ("plain cosine (raw texts)", level(results, "paragraph_cosine")),
-        ("word level, contextual vectors", level(results, "word")),
-        ("word level, isolated vectors", level(isolated_results, "word")),
-        ("sentence level (cleaned texts)", level(results, "sentence")),
-        ("paragraph level (raw texts, rescaled)", level(results, "paragraph")),
-        ("combined, defaults (0.2/0.2/0.6, floor, snap)", level(results, "score")),
-        ("combined, defaults, raw (no floor, no snap)", level(results, "raw_score")),
-        ("combined, defaults, isolated vectors", level(isolated_results, "score")),
-        ("combined, seed weights 0.4/0.4/0.2, floor, snap", seed_final),
-        ("combined, seed weights, raw", seed_raw),
-    ]
-    print(f"{args.data.name}: {len(gold)} pairs; model {contextual.model_name}")
-    print(
-        f"fitted on {state.idf.num_documents} references; paragraph baseline "
-        f"{state.paragraph_baseline:.4f} (mean cosine of {contextual.baseline_pairs} random pairs)"
-    )
-    unscored = sum(result.status != "scored" for result in results)
-    print(f"pairs not scored (empty after cleaning): {unscored}")
-    print(
-        f"time: contextual {contextual_seconds:.0f} s (fit and score), isolated "
-        f"{isolated_seconds:.0f} s (its piece vectors; text embeddings were cached)\n"
-    )
-    print("| configuration | Spearman x100 | Pearson x100 |")
-    print("|---|---:|---:|")
-    table = {}
-    for name, scores in rows:
-        spearman, pearson = correlations(scores, gold)
-        table[name] = spearman
-        print(f"| {name} | {spearman:.2f} | {pearson:.2f} |")
-
-    final = level(results, "score")
-    print(
-        f"\ndefault scores: {int((final == 0).sum())} at 0 (raw at or below the floor), "
-        f"{int((final == 1).sum())} at 1 (snapped)"
-    )
-    best_single = max(
-        table["word level, contextual vectors"],
-        table["sentence level (cleaned texts)"],
-        table["paragraph level (raw texts, rescaled)"],
-    )
-    default_spearman = table["combined, defaults (0.2/0.2/0.6, floor, snap)"]
-    verdict = "yes" if default_spearman >= best_single else "NO"
-    print(f"defaults rank at least as well as the best single level ({best_single:.2f}): {verdict}")
-    if args.data == DEV and args.limit is None:
-        plain = table["plain cosine (raw texts)"]
-        print(f"plain cosine {plain:.2f} vs published {PUBLISHED_SPEARMAN}: ", end="")
-        print("reproduced" if round(plain, 2) == PUBLISHED_SPEARMAN else "DIFFERENT")
-
-    if args.fast:
-        fast = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu", dtype="fast")
-        fast.fit(pairs.references)
-        fast_final = level(fast.score(pairs.outputs, pairs.references), "score")
-        differences = np.abs(fast_final - final)
+    # Levels of every set, once per engine (each fitted on the set's references).
+    data: dict[str, dict[str, object]] = {}
+    sets = {**splits, "contrastive": better}
+    for name, pairs in sets.items():
+        entry: dict[str, object] = {}
+        for engine_name, engine in (("default", default), ("recipe", recipe)):
+            engine.fit(pairs.references)
+            runs = {"pairs": pairs}
+            if name == "contrastive":
+                runs["worse"] = worse
+            else:
+                runs["unrelated"] = shuffled(pairs)
+            for run, run_pairs in runs.items():
+                results = engine.score(run_pairs.outputs, run_pairs.references)
+                entry[f"{engine_name}/{run}"] = (levels(results), results)
+        if bertscore is not None:
+            runs = {"pairs": pairs, **({"worse": worse} if name == "contrastive" else {})}
+            for run, run_pairs in runs.items():
+                found = bertscore.score(run_pairs.outputs, run_pairs.references)
+                entry[f"bertscore/{run}"] = np.array([result.f1 for result in found])
+        data[name] = entry
         print(
-            f"\nfast mode ({fast.encoder.dtype}): |fast - float32| largest "
-            f"{differences.max():.1e}, median {np.median(differences):.1e}; standard deviation "
-            f"of the float32 scores {final.std():.2f}; Spearman x100 "
-            f"{correlations(fast_final, gold)[0]:.2f} (float32 {default_spearman:.2f})"
+            f"{name}: {len(pairs.outputs)} pairs levelled ({time.perf_counter() - started:.0f} s)"
         )
 
-    if args.grid:
-        print("\nSpearman x100 of the combined score (floor, snap) per weight triple, best first:")
-        grid = []
-        for word_tenths in range(11):
-            for sentence_tenths in range(11 - word_tenths):
-                weights = (word_tenths, sentence_tenths, 10 - word_tenths - sentence_tenths)
-                final_scores, _raw = combined(
-                    results, Combination.create(weights, default.floor, default.snap)
-                )
-                grid.append((correlations(final_scores, gold)[0], weights))
-        for rank, (spearman, weights) in enumerate(sorted(grid, reverse=True), start=1):
-            word, sentence, paragraph = (tenths / 10 for tenths in weights)
-            print(f"{rank:3d}. {word:.1f}/{sentence:.1f}/{paragraph:.1f}: {spearman:.2f}")
+    # The calibrated model: calibrated on train with the default engine, as a user would.
+    train = splits["train"]
+    default.fit(train.references)
+    report = default.calibrate(train.outputs, train.references, train.gold)
+    calibrated = report.combination
+
+    # What the calibration procedure chooses on train with the unrelated condition.
+    train_table, _ = data["train"]["default/pairs"]  # type: ignore[misc]
+    unrelated_table, _ = data["train"]["default/unrelated"]  # type: ignore[misc]
+    chosen = fit_combination(
+        train_table["levels"], train.gold, default.combination.snap,
+        unrelated_table["levels"], UNRELATED_MEDIAN,
+    )  # fmt: skip
+
+    Row = Callable[[str, str], Array]
+
+    def layer(engine_name: str, field: str) -> Row:
+        def scores(set_name: str, run: str) -> Array:
+            table, _results = data[set_name][f"{engine_name}/{run}"]  # type: ignore[misc]
+            return table[field]
+
+        return scores
+
+    def combined(engine_name: str, combination: Combination, raw: bool = False) -> Row:
+        def scores(set_name: str, run: str) -> Array:
+            table, results = data[set_name][f"{engine_name}/{run}"]  # type: ignore[misc]
+            return raw_sum(table, combination) if raw else scores_of(table, combination, results)
+
+        return scores
+
+    def bert(set_name: str, run: str) -> Array:
+        return data[set_name][f"bertscore/{run}"]  # type: ignore[return-value]
+
+    engine_default = default.combination
+    rows: list[tuple[str, Row]] = [
+        ("plain cosine (raw texts)", layer("default", "paragraph_cosine")),
+        *([("BERTScore F1 (same model, last layer)", bert)] if bertscore else []),
+        ("word level", layer("default", "word")),
+        ("sentence level", layer("default", "sentence")),
+        ("paragraph level", layer("default", "paragraph")),
+        ("raw weighted sum (default weights)", combined("default", engine_default, raw=True)),
+        ("**default SemanticMatch**", layer("default", "score")),
+        ("default weights, hard floor (softness 0)", combined("default", Combination.create(
+            engine_default.weights, engine_default.floor, engine_default.snap, softness=0.0))),
+        ("recipe's exact settings", combined("recipe", RECIPE)),
+        ("recipe's word level (all stop words out)", layer("recipe", "word")),
+        ("recipe's sentence level (all stop words out)", layer("recipe", "sentence")),
+        ("calibrated on STS-B train", combined("default", calibrated)),
+    ]  # fmt: skip
+
+    print(
+        f"\nmodel {default.model_name}; STS-B from {args.stsb}; "
+        f"contrastive set {args.contrastive.name}"
+    )
+    print(f"default: cleaning {default.cleaning}, {engine_default}")
+    print(f"calibrated on train: {calibrated}")
+    print(
+        f"calibration's cross-validation on train ({len(report.held_out_spearman)} folds): "
+        f"held-out Spearman x100 {report.mean_held_out_spearman:.2f}, "
+        f"default {report.mean_default_spearman:.2f}\n"
+    )
+    names = sorted(set(categories))
+    header = "| scores | STS-B train | STS-B dev | contrastive | " + " | ".join(names) + " |"
+    print(header)
+    print("|---" + "|---:" * (header.count("|") - 2) + "|")
+    table: dict[str, tuple[float, float, float]] = {}
+    for name, row in rows:
+        train_rho = rho(row("train", "pairs"), splits["train"].gold)
+        if name == "calibrated on STS-B train":
+            train_rho = report.mean_held_out_spearman
+        dev_rho = rho(row("dev", "pairs"), splits["dev"].gold)
+        up, down = row("contrastive", "pairs"), row("contrastive", "worse")
+        overall = accuracy(up, down)
+        per = [
+            accuracy(
+                up[[c == category for c in categories]], down[[c == category for c in categories]]
+            )
+            for category in names
+        ]
+        table[name] = (train_rho, dev_rho, overall)
+        cells = " | ".join(f"{value:.1f}" for value in per)
+        print(f"| {name} | {train_rho:.2f} | {dev_rho:.2f} | {overall:.1f} | {cells} |")
+
+    print("\n(train of the calibrated row: mean held-out Spearman of its folds; contrastive: % of")
+    print(f"{len(categories)} triples whose paraphrase scores strictly above the flipped variant)")
+    best = {
+        column: max(
+            table[name][column] for name in ("word level", "sentence level", "paragraph level")
+        )
+        for column in range(3)
+    }
+    for column, label in enumerate(("train", "dev", "contrastive")):
+        margin = table["**default SemanticMatch**"][column] - best[column]
+        print(f"default minus its best single level on {label}: {margin:+.2f}")
+
+    print("\nchecks:")
+    for engine_name in ("default", "recipe"):
+        for split in ("train", "dev"):
+            real = (
+                layer("default", "score")
+                if engine_name == "default"
+                else combined("recipe", RECIPE)
+            )(split, "pairs")
+            print(
+                f"  {engine_name}, {split}: of {len(real)} real pairs "
+                f"{int((real == 0).sum())} score exactly 0 and {int((real == 1).sum())} exactly 1"
+            )
+            unrelated = (
+                layer("default", "score")
+                if engine_name == "default"
+                else combined("recipe", RECIPE)
+            )(split, "unrelated")
+            print(
+                f"  {engine_name}, {split}: median score of {len(unrelated)} unrelated (shuffled) "
+                f"pairs {np.median(unrelated):.4f}; share exactly 0: {np.mean(unrelated == 0):.3f}"
+            )
+    dev = splits["dev"]
+    every = np.concatenate(
+        [layer("default", "score")(s, r) for s in ("train", "dev") for r in ("pairs", "unrelated")]
+    )
+    print(f"  every default score in [0, 1]: {bool(((every >= 0) & (every <= 1)).all())}")
+    default.fit(dev.references)
+    texts = list(dict.fromkeys(dev.outputs + dev.references))
+    identical = np.array([result.score for result in default.score(texts, texts)])
+    print(
+        f"  identical texts ({len(texts)} distinct dev sentences against themselves): "
+        f"all exactly 1.0: {bool((identical == 1.0).all())}"
+    )
+    print(
+        f"  chosen on train by the calibration procedure (unrelated median <= "
+        f"{UNRELATED_MEDIAN}): {chosen}"
+    )
+
+    if args.fast:
+        fast = SemanticMatchEngine(args.model, device="cpu", dtype="fast")
+        fast.fit(dev.references)
+        fast_final = np.array([result.score for result in fast.score(dev.outputs, dev.references)])
+        float32 = layer("default", "score")("dev", "pairs")
+        differences = np.abs(fast_final - float32)
+        print(
+            f"\nfast mode ({fast.encoder.dtype}): |fast - float32| largest "
+            f"{differences.max():.1e}, "
+            f"median {np.median(differences):.1e}; Spearman x100 {rho(fast_final, dev.gold):.2f} "
+            f"(float32 {rho(float32, dev.gold):.2f})"
+        )
+    print(f"\ntime: {time.perf_counter() - started:.0f} s")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from opik.exceptions import MetricComputationError
 
 from opik_semantic_metrics import SemanticMatch
 from opik_semantic_metrics.models.packed_linear import cpu_has_native_bf16
-from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
+from opik_semantic_metrics.semantic.engine import RECIPE_SETTINGS, SemanticMatchEngine
 from tests.tiny_models import build_tiny_bert
 
 
@@ -42,7 +42,7 @@ def test_identical_unrelated_and_paraphrase(fitted):
     unrelated = fitted.score(output="Heart attack", reference="The train leaves at noon.")
     paraphrase = fitted.score(output="Heart attack", reference="Myocardial infarction")
     assert identical.value == 1.0 and identical.metadata["snapped"] is True
-    assert unrelated.value == 0.0 and unrelated.metadata["raw_score"] < 0.25
+    assert unrelated.value < 0.05 and unrelated.metadata["raw_score"] < 0.25
     assert paraphrase.value > unrelated.value + 0.3
 
 
@@ -56,14 +56,19 @@ def test_metadata_holds_the_levels_and_says_when_nothing_was_fitted(metric):
     assert meta["model"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert meta["dtype"] == "float32"
     assert meta["token_vectors"] == "contextual"
-    assert meta["weights"] == pytest.approx({"word": 0.2, "sentence": 0.2, "paragraph": 0.6})
-    assert (meta["floor"], meta["snap"]) == (0.25, 0.95)
+    assert meta["weights"] == pytest.approx({"word": 0.25, "sentence": 0.1, "paragraph": 0.65})
+    assert (meta["floor"], meta["snap"], meta["softness"]) == (0.25, 0.99, 0.15)
+    assert (meta["cleaning"], meta["calibrated"]) == ("keep_negations", False)
     assert meta["fitted"] is False
     assert meta["idf"].startswith("uniform (not fitted")
     assert (meta["paragraph_baseline"], meta["paragraph_baseline_source"]) == (0.0, "default")
-    raw = 0.2 * meta["word"] + 0.2 * meta["sentence"] + 0.6 * meta["paragraph"]
+    raw = 0.25 * meta["word"] + 0.1 * meta["sentence"] + 0.65 * meta["paragraph"]
     assert meta["raw_score"] == pytest.approx(raw)
-    assert result.value == pytest.approx((raw - 0.25) / 0.75)
+
+    def bend(x: float) -> float:  # the smooth floor: 0.15 * softplus((x - 0.25) / 0.15)
+        return 0.15 * math.log(1 + math.exp((x - 0.25) / 0.15))
+
+    assert result.value == pytest.approx(bend(raw) / bend(1.0))
     assert result.reason.startswith(f"SemanticMatch {result.value:.3f} (word ")
     assert "idf not fitted (uniform)" in result.reason
     assert "paragraph baseline not fitted (0)" in result.reason
@@ -78,10 +83,13 @@ def test_fitted_metadata(fitted, stsb_pairs):
 
 
 def test_reason_names_the_floor_and_the_snap(metric):
-    unrelated = metric.score(output="Heart attack", reference="The train leaves at noon.")
+    recipe = SemanticMatch(device="cpu", track=False, **RECIPE_SETTINGS)
+    unrelated = recipe.score(output="Heart attack", reference="The train leaves at noon.")
     assert "at or below the floor 0.25" in unrelated.reason
-    identical = metric.score(output="Heart attack", reference="Heart attack")
+    identical = recipe.score(output="Heart attack", reference="Heart attack")
     assert "snapped to 1.0 (>= 0.95)" in identical.reason
+    identical = metric.score(output="Heart attack", reference="Heart attack")
+    assert "snapped to 1.0 (>= 0.99)" in identical.reason
 
 
 def test_a_list_reference_is_one_answer_in_parts(metric):
@@ -226,25 +234,29 @@ def _engine_score(output: str, reference: str, **options) -> float:
     return result.score
 
 
+#: Settings under which the paraphrases of the snap test lie either side of a 0.95 snap.
+HARD_FLOOR = {"weights": (0.2, 0.2, 0.6), "softness": 0.0, "cleaning": "all_stop_words"}
+
+
 def test_snap_reaches_the_engine():
-    # Two paraphrases just under the default snap (0.95) and one just over it: a lower
-    # snap must lift the first to 1.0, and snap=None must leave the second unsnapped.
+    # Two paraphrases just under a snap of 0.95 and one just over it: a lower snap must
+    # lift the first to 1.0, and snap=None must leave the second unsnapped.
     near = ("A dog runs.", "A dog is running.")
     over = ("A man plays a guitar.", "A man is playing the guitar.")
-    default = SemanticMatch(device="cpu", track=False)
+    default = SemanticMatch(snap=0.95, **HARD_FLOOR, device="cpu", track=False)
     assert 0.9 < default.score(output=near[0], reference=near[1]).value < 0.95
     assert default.score(output=over[0], reference=over[1]).value == 1.0
 
-    low = SemanticMatch(snap=0.9, device="cpu", track=False)
+    low = SemanticMatch(snap=0.9, **HARD_FLOOR, device="cpu", track=False)
     result = low.score(output=near[0], reference=near[1])
-    assert result.value == 1.0 == _engine_score(*near, snap=0.9)
+    assert result.value == 1.0 == _engine_score(*near, snap=0.9, **HARD_FLOOR)
     assert result.metadata["snapped"] is True and result.metadata["snap"] == 0.9
     assert "snapped to 1.0 (>= 0.9)" in result.reason
 
-    never = SemanticMatch(snap=None, device="cpu", track=False)
+    never = SemanticMatch(snap=None, **HARD_FLOOR, device="cpu", track=False)
     result = never.score(output=over[0], reference=over[1])
     assert 0.9 < result.value < 1.0
-    assert result.value == _engine_score(*over, snap=None)
+    assert result.value == _engine_score(*over, snap=None, **HARD_FLOOR)
     assert result.metadata["snapped"] is False and result.metadata["snap"] is None
 
 
@@ -269,13 +281,13 @@ def test_a_fixed_paragraph_baseline_reaches_the_engine_and_survives_fitting(stsb
 def test_weights_and_floor_reach_the_engine():
     output, reference = "Heart attack", "Myocardial infarction"
     default = SemanticMatch(device="cpu", track=False).score(output=output, reference=reference)
-    options = {"weights": (0.4, 0.4, 0.2), "floor": 0.1}
+    options = {"weights": (0.4, 0.4, 0.2), "floor": 0.1, "softness": 0.0}
     result = SemanticMatch(**options, device="cpu", track=False).score(
         output=output, reference=reference
     )
     meta = result.metadata
     assert meta["weights"] == pytest.approx({"word": 0.4, "sentence": 0.4, "paragraph": 0.2})
-    assert meta["floor"] == 0.1
+    assert (meta["floor"], meta["softness"]) == (0.1, 0.0)
     raw = 0.4 * meta["word"] + 0.4 * meta["sentence"] + 0.2 * meta["paragraph"]
     assert meta["raw_score"] == pytest.approx(raw)
     assert result.value == pytest.approx((raw - 0.1) / 0.9)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 
 from opik_semantic_metrics.semantic.combine import (
     DEFAULT_WEIGHTS,
-    SEED_WEIGHTS,
+    RECIPE_WEIGHTS,
     Combination,
     check_baseline,
     rescale_by_baseline,
@@ -18,20 +19,67 @@ from opik_semantic_metrics.semantic.combine import (
 
 def test_defaults():
     combination = Combination.create()
-    assert combination.weights == pytest.approx(DEFAULT_WEIGHTS)
-    assert (combination.floor, combination.snap) == (0.25, 0.95)
+    assert combination.weights == pytest.approx(DEFAULT_WEIGHTS) == (0.25, 0.1, 0.65)
+    assert (combination.floor, combination.snap, combination.softness) == (0.25, 0.99, 0.15)
 
 
-def test_identical_answers_score_one_and_the_literal_seed_formula_would_not():
-    combination = Combination.create(weights=SEED_WEIGHTS, floor=0.25, snap=0.95)
+def _reference_smooth_floor(raw: float, floor: float, softness: float) -> float:
+    """The smooth floor written out: t * log(1 + exp((x - floor) / t)), divided by its value
+    at 1, clamped to [0, 1] (math.log1p(math.exp()) overflows beyond exp(709))."""
+
+    def bend(x: float) -> float:
+        return softness * math.log1p(math.exp((x - floor) / softness))
+
+    return min(1.0, max(0.0, bend(raw) / bend(1.0)))
+
+
+@pytest.mark.parametrize("softness", [0.01, 0.05, 0.15, 0.5, 1.0])
+def test_the_smooth_floor_is_its_formula_increasing_and_keeps_one(softness):
+    combination = Combination.create(weights=(1, 1, 1), floor=0.25, snap=None, softness=softness)
+    raws = np.linspace(-1.0, 1.0, 401)
+    finals = [combination.final(float(raw)) for raw in raws]
+    for raw, final in zip(raws, finals, strict=True):
+        assert final == pytest.approx(
+            _reference_smooth_floor(float(raw), 0.25, softness), abs=1e-12
+        )
+    assert all(0.0 <= final <= 1.0 for final in finals)
+    assert all(a < b for a, b in itertools.pairwise(finals))
+    assert combination.final(1.0) == 1.0 and combination.final(1.0000001) == 1.0
+    assert np.array_equal(combination.final_array(raws), np.array(finals))
+
+
+def test_a_small_softness_approaches_the_hard_floor_and_orders_what_it_ties():
+    hard = Combination.create(weights=(1, 1, 1), floor=0.25, snap=None, softness=0)
+    soft = Combination.create(weights=(1, 1, 1), floor=0.25, snap=None, softness=0.01)
+    for raw in (-0.5, 0.0, 0.1, 0.25, 0.3, 0.6, 0.9):
+        assert soft.final(raw) == pytest.approx(hard.final(raw), abs=0.01)
+    below = [soft.final(raw) for raw in (0.1, 0.15, 0.2)]
+    assert [hard.final(raw) for raw in (0.1, 0.15, 0.2)] == [0.0, 0.0, 0.0]
+    assert 0.0 < below[0] < below[1] < below[2] < 0.01  # ordered, not tied
+
+
+def test_a_nan_raw_score_gives_zero_on_either_curve():
+    for softness in (0.0, 0.15):
+        combination = Combination.create(snap=None, softness=softness)
+        assert combination.final(math.nan) == 0.0
+
+
+@pytest.mark.parametrize("softness", [-0.1, 1.5, math.nan, "0.1", True, None])
+def test_a_bad_softness_is_refused(softness):
+    with pytest.raises(ValueError, match="`softness`"):
+        Combination.create(softness=softness)
+
+
+def test_identical_answers_score_one_and_the_literal_recipe_formula_would_not():
+    combination = Combination.create(weights=RECIPE_WEIGHTS, floor=0.25, snap=0.95, softness=0)
     raw = combination.raw(1.0, 1.0, 1.0)
     assert raw == pytest.approx(1.0)
-    assert max(0.0, raw - 0.25) == pytest.approx(0.75)  # the seed, taken literally
+    assert max(0.0, raw - 0.25) == pytest.approx(0.75)  # the recipe, taken literally
     assert combination.final(raw) == 1.0
 
 
-def test_the_floor_maps_to_zero_and_is_a_linear_rescaling_above_it():
-    combination = Combination.create(weights=(1, 1, 1), floor=0.25, snap=None)
+def test_the_hard_floor_maps_to_zero_and_is_a_linear_rescaling_above_it():
+    combination = Combination.create(weights=(1, 1, 1), floor=0.25, snap=None, softness=0)
     assert combination.final(0.25) == 0.0
     assert combination.final(0.05) == 0.0
     assert combination.final(-0.3) == 0.0
@@ -41,7 +89,7 @@ def test_the_floor_maps_to_zero_and_is_a_linear_rescaling_above_it():
 
 
 def test_snap_applies_to_the_rescaled_score():
-    combination = Combination.create(floor=0.2, snap=0.9)
+    combination = Combination.create(floor=0.2, snap=0.9, softness=0)
     # rescaled = (raw - 0.2) / 0.8: 0.93 -> 0.9125 snaps, 0.91 -> 0.8875 does not.
     assert combination.final(0.93) == 1.0 and combination.snaps(0.93)
     assert combination.final(0.91) == pytest.approx(0.8875)

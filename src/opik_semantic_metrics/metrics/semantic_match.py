@@ -40,7 +40,14 @@ from opik_semantic_metrics.inputs import as_list
 from opik_semantic_metrics.metrics.base import PackageMetric
 from opik_semantic_metrics.metrics.failure import metric_failure
 from opik_semantic_metrics.models.devices import dtype_name
-from opik_semantic_metrics.semantic.combine import DEFAULT_FLOOR, DEFAULT_SNAP, DEFAULT_WEIGHTS
+from opik_semantic_metrics.semantic.calibration import DEFAULT_FOLDS, CalibrationReport
+from opik_semantic_metrics.semantic.cleaning import Cleaning
+from opik_semantic_metrics.semantic.combine import (
+    DEFAULT_FLOOR,
+    DEFAULT_SNAP,
+    DEFAULT_SOFTNESS,
+    DEFAULT_WEIGHTS,
+)
 from opik_semantic_metrics.semantic.engine import (
     SemanticMatchEngine,
     SemanticMatchResult,
@@ -69,10 +76,13 @@ class SemanticMatch(PackageMetric):
     """Layered semantic similarity of an output to a reference answer, in ``[0, 1]``.
 
     Three cosine-based levels (idf-weighted word-piece alignment, sentence embedding of
-    the texts without stop words, sentence embedding of the raw texts rescaled by a
-    baseline of unrelated pairs) are weighted, rescaled past a floor and snapped to 1
-    near the top; see :mod:`opik_semantic_metrics.semantic.combine` for the formula.
-    Identical answers score 1.0 and unrelated ones 0.0; a text of punctuation or symbols
+    the texts without stop words but with their negations, sentence embedding of the raw
+    texts rescaled by a baseline of unrelated pairs) are weighted, bent towards 0 past a
+    floor and snapped to 1 near the top; see :mod:`opik_semantic_metrics.semantic.combine`
+    for the formula. :meth:`calibrate` fits the weights and the curve to pairs people
+    have scored; ``SemanticMatch(**RECIPE_SETTINGS)`` (from
+    :mod:`opik_semantic_metrics.semantic.engine`) scores as the layered recipe does.
+    Identical answers score 1.0 and unrelated ones near 0.0; a text of punctuation or symbols
     alone ("?", "✓") is no answer and scores 0.0, even against itself.
 
     Call :meth:`fit` (or :meth:`fit_from_dataset`) on the dataset's references first:
@@ -83,11 +93,14 @@ class SemanticMatch(PackageMetric):
         model: Hub id, local directory, or ``"all-MiniLM-L6-v2"`` (the packaged offline
             model, the default).
         weights: Relative weights of the word, sentence and paragraph levels
-            (default (0.2, 0.2, 0.6); the layered semantic score's recipe has
-            (0.4, 0.4, 0.2), see ``docs/design/layered-semantic-score.md``).
-        floor: Raw scores at or below it score 0 (default 0.25).
-        snap: Scores at or above it become 1.0 (default 0.95; ``None`` never snaps).
+            (default (0.25, 0.1, 0.65); the recipe's are (0.4, 0.4, 0.2)).
+        floor: Where the output curve bends unrelated answers to 0 (default 0.25).
+        snap: Scores at or above it become 1.0 (default 0.99; ``None`` never snaps).
+        softness: Width of the curve's bend (default 0.15); 0 is the recipe's hard
+            floor, under which raw scores at or below ``floor`` all score exactly 0.
         token_vectors: ``"contextual"`` (default) or ``"isolated"`` word-piece vectors.
+        cleaning: ``"keep_negations"`` (default: "not", "no", "nor", "isn't"... stay in
+            the word and sentence levels) or the recipe's ``"all_stop_words"``.
         paragraph_baseline: A fixed paragraph baseline instead of the fitted one.
         device: ``"cpu"``, ``"cuda"``...; ``None`` picks CUDA when available.
         name: Metric name.
@@ -106,8 +119,8 @@ class SemanticMatch(PackageMetric):
         >>> metric.score(output="Heart attack.", reference="Heart attack.").value
         1.0
         >>> result = metric.score(output="Heart attack.", reference="The train leaves at noon.")
-        >>> result.value, result.metadata["status"]
-        (0.0, 'scored')
+        >>> result.value < 0.05, result.metadata["status"]
+        (True, 'scored')
     """
 
     def __init__(
@@ -125,6 +138,8 @@ class SemanticMatch(PackageMetric):
         *,
         batch_size: int = 64,
         dtype: str | torch.dtype | None = None,
+        softness: float = DEFAULT_SOFTNESS,
+        cleaning: Cleaning = "keep_negations",
     ) -> None:
         super().__init__(name=name, track=track, project_name=project_name)
         self.engine = SemanticMatchEngine(
@@ -132,7 +147,9 @@ class SemanticMatch(PackageMetric):
             weights=weights,
             floor=floor,
             snap=snap,
+            softness=softness,
             token_vectors=token_vectors,
+            cleaning=cleaning,
             paragraph_baseline=paragraph_baseline,
             device=device,
             dtype=dtype,
@@ -199,8 +216,44 @@ class SemanticMatch(PackageMetric):
         this metric."""
         return self.fit_from_items(dataset.get_items(), reference_key)
 
+    def calibrate(
+        self,
+        outputs: Sequence[str],
+        references: Sequence[str | Sequence[str]],
+        human_scores: Sequence[float],
+        *,
+        folds: int = DEFAULT_FOLDS,
+        seed: int = 0,
+    ) -> CalibrationReport:
+        """Fit the weights and the output curve to pairs people have scored.
+
+        Fit first (:meth:`fit`, on the dataset's references); a later fit drops the
+        calibration. The pairs are cross-validated in ``folds`` folds, then the weights
+        and curve are fitted on all of them and used by every later score (and kept by
+        :meth:`save`). See :meth:`SemanticMatchEngine.calibrate
+        <opik_semantic_metrics.semantic.engine.SemanticMatchEngine.calibrate>`.
+
+        Args:
+            outputs, references: The labelled pairs.
+            human_scores: Per pair, a person's similarity score, on any scale where more
+                is more similar.
+            folds: Cross-validation folds, 2 or more.
+            seed: Seed of the split into folds.
+
+        Returns:
+            The fitted combination and, per fold, its held-out Spearman x100 and the
+            default's on the same pairs.
+
+        Raises:
+            MetricComputationError: A malformed output or reference (as :meth:`score_batch`).
+            ValueError: Not one finite human score per pair, too few pairs that can be
+                scored, human scores all equal, or a bad ``folds``.
+        """
+        with self.failing_item():
+            return self.engine.calibrate(outputs, references, human_scores, folds=folds, seed=seed)
+
     def save(self, path: str | Path) -> None:
-        """Save the fitted state (idf and paragraph baseline) as JSON."""
+        """Save the fitted state (idf, paragraph baseline, calibration) as JSON."""
         self.engine.save(path)
 
     def load(self, path: str | Path) -> SemanticMatch:
@@ -259,7 +312,8 @@ class SemanticMatch(PackageMetric):
     def _score_result(self, result: SemanticMatchResult) -> score_result.ScoreResult:
         engine = self.engine
         state = engine.state
-        word_weight, sentence_weight, paragraph_weight = engine.combination.weights
+        combination = engine.active_combination
+        word_weight, sentence_weight, paragraph_weight = combination.weights
         metadata = {
             "status": result.status,
             "word": result.word,
@@ -275,13 +329,16 @@ class SemanticMatch(PackageMetric):
             "model": engine.model_name,
             "dtype": dtype_name(engine.encoder.dtype),
             "token_vectors": engine.token_vectors,
+            "cleaning": engine.cleaning,
             "weights": {
                 "word": word_weight,
                 "sentence": sentence_weight,
                 "paragraph": paragraph_weight,
             },
-            "floor": engine.combination.floor,
-            "snap": engine.combination.snap,
+            "floor": combination.floor,
+            "snap": combination.snap,
+            "softness": combination.softness,
+            "calibrated": state.calibration is not None,
             "fitted": state.fitted,
             "idf": (
                 f"fitted on {state.idf.num_documents} references"
@@ -299,7 +356,7 @@ class SemanticMatch(PackageMetric):
         """One line a person can read in the Opik UI."""
         if result.status != "scored":
             return f"SemanticMatch {result.score:.1f}: {_UNSCORED_REASONS[result.status]}."
-        combination = self.engine.combination
+        combination = self.engine.active_combination
         state = self.engine.state
         parts = [
             f"SemanticMatch {result.score:.3f} (word {result.word:.3f}, sentence "

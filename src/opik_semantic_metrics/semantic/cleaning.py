@@ -4,16 +4,25 @@ The text is split on whitespace and each token is parted from its surrounding
 punctuation, as a word tokenizer does ("attack." is "attack" and "."; "stepped-up",
 "3.5" and "don't" stay whole). A punctuation or symbol character is one in a Unicode
 ``P*`` or ``S*`` category, a superset of Python's ``string.punctuation``. The
-punctuation is dropped, and so is every word that is an English stop word once
-lower-cased with plain apostrophes (NLTK's list, see
-:mod:`~opik_semantic_metrics.semantic.stopwords`). The remaining words are kept as
-written and joined by single spaces.
+punctuation is dropped, and so is every word that is a stop word once lower-cased with
+plain apostrophes. The remaining words are kept as written and joined by single spaces.
+
+Two stop-word lists, one per cleaning (:data:`CLEANINGS`):
+
+- ``"keep_negations"``: NLTK's English list (see
+  :mod:`~opik_semantic_metrics.semantic.stopwords`) without the words that negate what
+  they qualify (:data:`NEGATIONS`: "not", "no", "nor", "never", "isn't", "don't"...), for
+  "A man is not playing" does not mean "A man is playing";
+- ``"all_stop_words"``: NLTK's whole list, the layered semantic score's recipe, which
+  reads both of those as "man playing".
 
 Example:
     >>> clean_text("The patient had a heart attack.")
     'patient heart attack'
     >>> clean_text("It is NOT, as they say, -- what it was!")
     'say'
+    >>> clean_text("It is NOT, as they say, -- what it was!", stop_words_of("keep_negations"))
+    'NOT say'
     >>> clean_text("(Stepped-up) policing, 3.5 km away")
     'Stepped-up policing 3.5 km away'
     >>> clean_text("   ")
@@ -26,11 +35,30 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterator
+from typing import Final, Literal
 
 from opik_semantic_metrics.inputs import visible_characters
 from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
 
 _PLAIN_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
+
+Cleaning = Literal["keep_negations", "all_stop_words"]
+#: The cleanings, by name (see the module docstring).
+CLEANINGS: Final = ("keep_negations", "all_stop_words")
+
+#: NLTK's stop words that negate: "not", "no", "nor" and the negative contractions, with
+#: and without their apostrophe (NLTK lists "isn" for "isn t"). "never" and "nothing" are
+#: no NLTK stop words, so every cleaning keeps them.
+NEGATIONS: Final[frozenset[str]] = frozenset(
+    {
+        "no", "nor", "not", "ain", "aren", "aren't", "couldn", "couldn't", "didn", "didn't",
+        "doesn", "doesn't", "don", "don't", "hadn", "hadn't", "hasn", "hasn't", "haven",
+        "haven't", "isn", "isn't", "mightn", "mightn't", "mustn", "mustn't", "needn",
+        "needn't", "shan", "shan't", "shouldn", "shouldn't", "wasn", "wasn't", "weren",
+        "weren't", "won", "won't", "wouldn", "wouldn't",
+    }
+)  # fmt: skip
+_KEEPING_NEGATIONS: Final = ENGLISH_STOP_WORDS - NEGATIONS
 
 
 def is_punctuation(character: str) -> bool:
@@ -63,14 +91,27 @@ def word_forms(text: str) -> tuple[str, ...]:
     return tuple(_form(core) for core in map(_core, text.split()) if core)
 
 
-def _content_words(text: str) -> Iterator[str]:
+def stop_words_of(cleaning: Cleaning) -> frozenset[str]:
+    """The stop words a cleaning drops.
+
+    Raises:
+        ValueError: An unknown cleaning.
+    """
+    if cleaning == "keep_negations":
+        return _KEEPING_NEGATIONS
+    if cleaning == "all_stop_words":
+        return ENGLISH_STOP_WORDS
+    raise ValueError(f"Expected `cleaning` in {CLEANINGS}, got {cleaning!r}.")
+
+
+def _content_words(text: str, stop_words: frozenset[str]) -> Iterator[str]:
     words = (_core(token) for token in text.split())
-    return (word for word in words if word and _form(word) not in ENGLISH_STOP_WORDS)
+    return (word for word in words if word and _form(word) not in stop_words)
 
 
-def clean_text(text: str) -> str:
-    """The text without punctuation and stop words (see the module docstring)."""
-    return " ".join(_content_words(text))
+def clean_text(text: str, stop_words: frozenset[str] = ENGLISH_STOP_WORDS) -> str:
+    """The text without punctuation and ``stop_words`` (see the module docstring)."""
+    return " ".join(_content_words(text, stop_words))
 
 
 class CleanedPrefixes:
@@ -83,14 +124,15 @@ class CleanedPrefixes:
         ('heart', 'heart lungs liver')
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, stop_words: frozenset[str] = ENGLISH_STOP_WORDS) -> None:
         self.text = text
+        self.stop_words = stop_words
         self._end = 0
         self._words: list[str] = []
 
     def of(self, end: int) -> str:
         """``clean_text(text[:end])``, for an ``end`` no earlier than the last one asked
         and not inside a word (before whitespace, or at the end of the text)."""
-        self._words.extend(_content_words(self.text[self._end : end]))
+        self._words.extend(_content_words(self.text[self._end : end], self.stop_words))
         self._end = end
         return " ".join(self._words)

@@ -1,31 +1,31 @@
-"""The layered score: paragraph baseline, weights, floor and snap.
+"""The layered score: paragraph baseline, weights, output curve and snap.
 
 With the word, sentence and paragraph scores of a pair (see
 :mod:`~opik_semantic_metrics.semantic.levels`)::
 
     paragraph = (r - b) / (1 - b)                      r: raw-text cosine, b: baseline
     raw       = w_word * word + w_sentence * sentence + w_paragraph * paragraph
-    score     = min(1, max(0, (raw - floor) / (1 - floor)))
+    score     = curve(raw)
     score     = 1.0 if score >= snap
 
 The weights are relative: they are divided by their sum, so that ``raw`` is 1 when every
 level is 1.
 
-**The floor.** The layered semantic score's recipe subtracts the floor and clamps at
-zero, ``max(0, raw - 0.25)``, then snaps scores ``>= 0.95`` to 1. Taken literally,
-identical answers (every level 1) score 0.75 and can never reach the snap. Here the
-floor is a baseline like the
-paragraph's: ``raw`` is rescaled so that ``floor`` maps to 0 and 1 stays 1. Unrelated
-answers (raw below the floor) still score exactly 0, identical answers score 1 (snapped
-from float rounding), and the order of all other pairs is the order of the literal
-formula, since the rescaling is increasing.
+**The curve** maps ``raw`` into ``[0, 1]`` with 1 kept at 1, so that unrelated answers
+(raw near or below the floor) score near 0. With ``softness`` ``t > 0`` it is a smooth
+floor, ``g(raw) / g(1)`` with ``g(x) = t * log(1 + exp((x - floor) / t))``: strictly
+increasing, so it keeps the order of every pair, and the hard floor's limit as ``t``
+goes to 0. With ``t = 0`` it is the hard floor of the layered semantic score's recipe,
+``max(0, raw - floor) / (1 - floor)``: every raw score at or below the floor ties at 0.
+(The recipe writes ``max(0, raw - floor)``; divided by ``1 - floor`` so that identical
+answers reach 1 rather than 0.75, which changes no order.) The snap turns float rounding
+of identical answers into exactly 1.0.
 
-**The weights.** The recipe's weights are (0.4, 0.4, 0.2); the defaults are
-(0.2, 0.2, 0.6), chosen on STS-B's train split, because with the recipe's weights the
-combined score ranks STS-B pairs below its own paragraph level, and the defaults beat
-every single level (figures: ``docs/design/layered-semantic-score.md``;
-``benchmarks/semantic_validity.py`` prints them). Weights, floor and snap are all
-arguments.
+The defaults (:data:`DEFAULT_WEIGHTS`, :data:`DEFAULT_FLOOR`, :data:`DEFAULT_SOFTNESS`,
+:data:`DEFAULT_SNAP`) were chosen on the STS Benchmark's train split with
+all-MiniLM-L6-v2 (the weights for ranking, the curve for unrelated pairs near 0 and
+scores near the human ones); the recipe's are :data:`RECIPE_WEIGHTS`,
+:data:`RECIPE_FLOOR`, ``softness=0`` and :data:`RECIPE_SNAP`.
 """
 
 from __future__ import annotations
@@ -35,17 +35,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+import numpy as np
+from numpy.typing import NDArray
+
 from opik_semantic_metrics.inputs import is_finite_number, is_real_number
 
-#: The weights of the word, sentence and paragraph levels in the layered semantic
-#: score's recipe.
-SEED_WEIGHTS: Final = (0.4, 0.4, 0.2)
-#: Default weights, chosen on STS-B (see the module docstring).
-DEFAULT_WEIGHTS: Final = (0.2, 0.2, 0.6)
-#: Raw scores at or below the floor score 0 (the recipe's estimate of unrelated answers).
+#: The recipe's weights of the word, sentence and paragraph levels.
+RECIPE_WEIGHTS: Final = (0.4, 0.4, 0.2)
+#: The recipe's floor: raw scores at or below it score 0 under the hard floor.
+RECIPE_FLOOR: Final = 0.25
+#: The recipe's snap.
+RECIPE_SNAP: Final = 0.95
+#: Default weights (see the module docstring).
+DEFAULT_WEIGHTS: Final = (0.25, 0.1, 0.65)
+#: Default floor: the raw score about which the curve bends towards 0.
 DEFAULT_FLOOR: Final = 0.25
+#: Default softness of the floor (0: the recipe's hard floor).
+DEFAULT_SOFTNESS: Final = 0.15
 #: Scores at or above the snap become 1.0 (``None``: no snapping).
-DEFAULT_SNAP: Final = 0.95
+DEFAULT_SNAP: Final = 0.99
 
 
 def rescale_by_baseline(cosine: float, baseline: float) -> float:
@@ -82,28 +90,35 @@ def check_baseline(baseline: float) -> float:
 
 @dataclass(frozen=True)
 class Combination:
-    """Weights, floor and snap of the layered score.
+    """Weights, output curve and snap of the layered score.
 
     Build it with :meth:`create`, which checks the arguments and normalises the weights.
 
     Attributes:
         weights: Word, sentence and paragraph weights, summing to 1.
-        floor: Raw scores at or below it score 0; in ``[0, 1)``.
+        floor: Where the curve bends to 0; in ``[0, 1)``.
         snap: Scores at or above it become 1.0; ``None`` never snaps.
+        softness: Width of the bend; 0 is the recipe's hard floor (raw scores at or
+            below the floor score exactly 0).
 
     Example:
-        >>> combination = Combination.create(weights=(2, 2, 1), floor=0.25, snap=0.95)
+        >>> combination = Combination.create(weights=(2, 2, 1), floor=0.25, snap=0.95,
+        ...                                  softness=0.0)
         >>> combination.weights
         (0.4, 0.4, 0.2)
         >>> combination.raw(1.0, 1.0, 1.0), combination.final(1.0)
         (1.0, 1.0)
         >>> combination.final(0.25), combination.final(0.1), round(combination.final(0.7), 4)
         (0.0, 0.0, 0.6)
+        >>> smooth = Combination.create(floor=0.25, softness=0.05)
+        >>> 0 < smooth.final(0.1) < smooth.final(0.25) < 0.05, smooth.final(1.0)
+        (True, 1.0)
     """
 
     weights: tuple[float, float, float]
     floor: float
     snap: float | None
+    softness: float = 0.0
 
     @classmethod
     def create(
@@ -111,12 +126,14 @@ class Combination:
         weights: Sequence[float] = DEFAULT_WEIGHTS,
         floor: float = DEFAULT_FLOOR,
         snap: float | None = DEFAULT_SNAP,
+        softness: float = DEFAULT_SOFTNESS,
     ) -> Combination:
         """Check the arguments and normalise the weights.
 
         Raises:
             ValueError: Not three finite non-negative weights with a positive sum; a floor
-                outside ``[0, 1)``; a snap outside ``(0, 1]``.
+                outside ``[0, 1)``; a snap outside ``(0, 1]``; a softness outside
+                ``[0, 1]``.
         """
         # A NumPy array of weights is no Sequence, but reads the same.
         is_sequence = isinstance(weights, Sequence) or hasattr(weights, "__array__")
@@ -135,13 +152,20 @@ class Combination:
             raise ValueError(f"Expected `floor` in [0, 1), got {floor!r}.")
         if snap is not None and (not is_real_number(snap) or not 0.0 < snap <= 1.0):
             raise ValueError(f"Expected `snap` in (0, 1] or None, got {snap!r}.")
+        if not is_real_number(softness) or not 0.0 <= softness <= 1.0:
+            raise ValueError(f"Expected `softness` in [0, 1], got {softness!r}.")
         values = tuple(float(value) for value in values)
         if not math.isfinite(sum(values)):
             # Weights near the float limit overflow their sum; they are relative.
             values = tuple(value / max(values) for value in values)
         total = math.fsum(values)
         word, sentence, paragraph = (value / total for value in values)
-        return cls((word, sentence, paragraph), float(floor), None if snap is None else float(snap))
+        return cls(
+            (word, sentence, paragraph),
+            float(floor),
+            None if snap is None else float(snap),
+            float(softness),
+        )
 
     def raw(self, word: float, sentence: float, paragraph: float) -> float:
         """The weighted sum of the three levels."""
@@ -149,13 +173,34 @@ class Combination:
         return w_word * word + w_sentence * sentence + w_paragraph * paragraph
 
     def rescaled(self, raw: float) -> float:
-        """``raw`` with the floor mapped to 0 and 1 kept, clamped to ``[0, 1]``."""
-        return min(1.0, max(0.0, (raw - self.floor) / (1.0 - self.floor)))
+        """``raw`` through the curve: 1 kept at 1, the floor towards 0, within ``[0, 1]``."""
+        return float(self.rescaled_array(np.array([raw], dtype=np.float64))[0])
+
+    def rescaled_array(self, raw: NDArray[np.float64]) -> NDArray[np.float64]:
+        """:meth:`rescaled` of each raw score (one formula for one score and many); a NaN
+        raw score gives 0."""
+        if self.softness == 0.0:
+            curve = (raw - self.floor) / (1.0 - self.floor)
+        else:
+            curve = self._bend(raw) / self._bend(np.array([1.0]))
+        return np.where(np.isnan(curve), 0.0, np.clip(curve, 0.0, 1.0))
+
+    def _bend(self, raw: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``t * log(1 + exp((raw - floor) / t))``, without overflow."""
+        z = (raw - self.floor) / self.softness
+        return self.softness * (np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z))))
 
     def snaps(self, raw: float) -> bool:
         """Whether ``raw`` is close enough to 1 to be snapped."""
         return self.snap is not None and self.rescaled(raw) >= self.snap
 
     def final(self, raw: float) -> float:
-        """The score in ``[0, 1]``: rescaled past the floor, clamped, then snapped."""
+        """The score in ``[0, 1]``: through the curve, then snapped."""
         return 1.0 if self.snaps(raw) else self.rescaled(raw)
+
+    def final_array(self, raw: NDArray[np.float64]) -> NDArray[np.float64]:
+        """:meth:`final` of each raw score."""
+        rescaled = self.rescaled_array(raw)
+        if self.snap is None:
+            return rescaled
+        return np.where(rescaled >= self.snap, 1.0, rescaled)

@@ -27,14 +27,16 @@ smoothed idf of every word piece and the paragraph baseline: the mean raw-text c
 100 random pairs of distinct references (seeded), taken as unrelated. Neither depends on
 the order of the references. Without a fit, every piece weighs 1 (the idf of an empty
 corpus) and the baseline is 0 (no rescaling); the result metadata says which applies.
-The fitted state saves to and loads from JSON.
+:meth:`SemanticMatchEngine.calibrate` fits the weights and output curve to pairs people
+have scored and keeps them in the fitted state, which saves to and loads from JSON.
 
 **Texts that cannot be scored** get a defined score and a status, never an exception:
 
 - an empty output or reference, or one of only whitespace, control and zero-width
   characters: 0.0 (``empty_output``, ``empty_reference``);
-- an output or reference with nothing left after cleaning (only stop words and
-  punctuation): 0.0 (``no_content_output``, ``no_content_reference``), except that when
+- an output or reference with no word outside NLTK's whole stop-word list (only stop
+  words and punctuation; so whatever the cleaning, "No" is no answer to compare with "Yes"):
+  0.0 (``no_content_output``, ``no_content_reference``), except that when
   both are like that and have the same words (ignoring case and punctuation, as "No."
   and "no"), the answers are identical and score 1.0 (``same_stop_words``); texts of
   punctuation alone have no words, so "?" against "?" scores 0.0.
@@ -55,16 +57,20 @@ limit is cut, as sentence-transformers does, and flagged.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from types import MappingProxyType
+from typing import Any, Final, Literal
 
+import numpy as np
 import torch
+from numpy.typing import NDArray
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
 from opik_semantic_metrics.batching.cpu_parallel import map_longest_first
@@ -79,6 +85,7 @@ from opik_semantic_metrics.inputs import (
     check_pairs,
     check_positive_int,
     is_blank,
+    is_real_number,
     item_name,
     reference_texts,
 )
@@ -89,19 +96,37 @@ from opik_semantic_metrics.models.long_texts import (
     transformers_tokenizer_reads_leading_parts,
 )
 from opik_semantic_metrics.output_files import replace_file
-from opik_semantic_metrics.semantic.cleaning import CleanedPrefixes, clean_text, word_forms
+from opik_semantic_metrics.semantic.calibration import (
+    DEFAULT_FOLDS,
+    MIN_PAIRS,
+    CalibrationReport,
+    cross_validate,
+    fit_combination,
+)
+from opik_semantic_metrics.semantic.cleaning import (
+    CleanedPrefixes,
+    Cleaning,
+    clean_text,
+    stop_words_of,
+    word_forms,
+)
 from opik_semantic_metrics.semantic.combine import (
     DEFAULT_FLOOR,
     DEFAULT_SNAP,
+    DEFAULT_SOFTNESS,
     DEFAULT_WEIGHTS,
     MAX_PARAGRAPH_BASELINE,
+    RECIPE_FLOOR,
+    RECIPE_SNAP,
+    RECIPE_WEIGHTS,
     Combination,
     check_baseline,
     rescale_by_baseline,
 )
 from opik_semantic_metrics.semantic.idf import SmoothedIdf
-from opik_semantic_metrics.semantic.levels import WeightedPieces, cosine, word_level
+from opik_semantic_metrics.semantic.levels import WeightedPieces, WordLevel, cosine, word_level
 from opik_semantic_metrics.semantic.pooling import PoolingConfig, pool, read_pooling_config
+from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
 
 TokenVectors = Literal["contextual", "isolated"]
 Reference = str | Sequence[str]
@@ -119,6 +144,17 @@ Status = Literal[
 #: The statuses of two answers that are the same, which score 1.0 unscored.
 _SAME: Final = ("same_stop_words", "same_unknown_words")
 
+#: The layered semantic score's recipe, as engine (and metric) arguments: its weights,
+#: hard floor, snap and whole stop-word list.
+RECIPE_SETTINGS: Final[Mapping[str, Any]] = MappingProxyType(
+    {
+        "weights": RECIPE_WEIGHTS,
+        "floor": RECIPE_FLOOR,
+        "snap": RECIPE_SNAP,
+        "softness": 0.0,
+        "cleaning": "all_stop_words",
+    }
+)
 #: How word-piece vectors can be made (see the module docstring).
 TOKEN_VECTOR_MODES: Final = ("contextual", "isolated")
 #: Joins the parts of a reference given as a list into one answer.
@@ -131,7 +167,9 @@ DEFAULT_PARAGRAPH_BASELINE: Final = 0.0
 #: SentencePiece).
 _PIECE_MARKERS: Final = ("##", "\u0120", "\u2581")
 _STATE_FORMAT: Final = "opik-semantic-metrics/semantic-match-state"
-_STATE_VERSION: Final = 1
+_STATE_VERSION: Final = 2
+#: Versions :meth:`SemanticMatchEngine.load` reads: 1 has no calibration.
+_READABLE_VERSIONS: Final = (1, 2)
 _BASELINE_SOURCES: Final = ("fitted", "fixed", "default")
 
 
@@ -160,11 +198,15 @@ class FittedState:
         idf: Smoothed idf of the word pieces (uniform when not fitted).
         paragraph_baseline: ``b`` of the paragraph level.
         baseline_source: ``"fitted"``, ``"fixed"`` (given by the caller) or ``"default"``.
+        calibration: Weights and curve fitted to labelled pairs by
+            :meth:`SemanticMatchEngine.calibrate`, used instead of the engine's own;
+            ``None`` when not calibrated.
     """
 
     idf: SmoothedIdf
     paragraph_baseline: float
     baseline_source: Literal["fitted", "fixed", "default"]
+    calibration: Combination | None = None
 
     @property
     def fitted(self) -> bool:
@@ -202,6 +244,39 @@ class SemanticMatchResult:
     status: Status
     output_truncated: bool
     reference_truncated: bool
+
+
+@dataclass
+class _Item:
+    """One pair on its way through :meth:`SemanticMatchEngine.score`.
+
+    Attributes:
+        output, reference: The texts (a list reference joined).
+        clean_output, clean_reference: Their cleaned forms, cut to the token limit.
+        status: ``"scored"``, or the rule for texts that cannot be scored that applies.
+        kept_output, kept_reference: The raw texts cut to the token limit (set for the
+            pairs to score).
+        result: The pair's result once scored.
+    """
+
+    output: str
+    reference: str
+    clean_output: str
+    clean_reference: str
+    status: Status
+    kept_output: str = ""
+    kept_reference: str = ""
+    result: SemanticMatchResult | None = None
+
+    @property
+    def cleaned_texts(self) -> tuple[str, str]:
+        """The texts of the word and sentence levels."""
+        return (self.clean_output, self.clean_reference)
+
+    @property
+    def encoded_texts(self) -> tuple[str, str, str, str]:
+        """Every text the pair needs encoded: raw (paragraph level), then cleaned."""
+        return (self.kept_output, self.kept_reference, self.clean_output, self.clean_reference)
 
 
 def _unscored(status: Status) -> SemanticMatchResult:
@@ -248,6 +323,51 @@ def _check_state_source(source: object, idf: SmoothedIdf, baseline: float) -> No
         raise ValueError("a default baseline source with a fitted idf or baseline")
     if source == "fitted" and idf.num_documents < 2:
         raise ValueError("a fitted baseline from fewer than two references")
+
+
+def _combination_json(combination: Combination) -> dict[str, object]:
+    return {
+        "weights": list(combination.weights),
+        "floor": combination.floor,
+        "snap": combination.snap,
+        "softness": combination.softness,
+    }
+
+
+def _combination_from_json(data: object) -> Combination | None:
+    """A saved calibration, checked as the engine's arguments are; ``None`` for none."""
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise ValueError(f"a calibration must be an object, got {type(data).__name__}")
+    combination = Combination.create(data["weights"], data["floor"], data["snap"], data["softness"])
+    # Weights saved normalised load unchanged: normalising them again could move the last bit.
+    word, sentence, paragraph = (float(weight) for weight in data["weights"])
+    return dataclasses.replace(combination, weights=(word, sentence, paragraph))
+
+
+def _check_human_scores(human_scores: object, count: int) -> NDArray[np.float64]:
+    """Human scores, one finite real number per pair.
+
+    Raises:
+        ValueError: Not a list (or array) of as many finite numbers as there are pairs.
+    """
+    if isinstance(human_scores, str | bytes) or not isinstance(human_scores, Iterable):
+        raise ValueError(
+            f"Expected `human_scores` to be a list of numbers, got {type(human_scores).__name__}."
+        )
+    values = list(human_scores)
+    if len(values) != count:
+        raise ValueError(
+            f"Expected one human score per pair: {count} pairs but {len(values)} human scores."
+        )
+    for index, value in enumerate(values):
+        if not is_real_number(value) or not math.isfinite(value):
+            raise ValueError(
+                f"Expected every human score to be a finite number; human score {index} is "
+                f"{value!r}."
+            )
+    return np.array(values, dtype=np.float64)
 
 
 def _check_pairs(candidates: object, references: object) -> tuple[list[str], list[str]]:
@@ -302,10 +422,14 @@ class SemanticMatchEngine:
     Args:
         model: Hub id, local directory, or ``"all-MiniLM-L6-v2"`` (the packaged copy).
         weights: Relative weights of the word, sentence and paragraph levels.
-        floor: Raw scores at or below it score 0 (see
+        floor: Where the output curve bends unrelated answers to 0 (see
             :mod:`~opik_semantic_metrics.semantic.combine`).
         snap: Scores at or above it become 1.0; ``None`` never snaps.
+        softness: Width of the curve's bend; 0 is the recipe's hard floor, under which
+            every raw score at or below ``floor`` scores exactly 0.
         token_vectors: ``"contextual"`` or ``"isolated"`` word-piece vectors.
+        cleaning: ``"keep_negations"`` (default) or the recipe's ``"all_stop_words"``
+            (see :mod:`~opik_semantic_metrics.semantic.cleaning`).
         paragraph_baseline: A fixed paragraph baseline; ``None`` fits it with
             :meth:`fit` (0 until then).
         baseline_pairs: Random reference pairs averaged for the fitted baseline.
@@ -329,8 +453,8 @@ class SemanticMatchEngine:
         ...     ["Heart attack.", "Heart attack.", "Heart attack."],
         ...     ["Heart attack.", "Myocardial infarction.", "The train leaves at noon."],
         ... )
-        >>> same.score, unrelated.score < related.score < same.score, unrelated.score
-        (1.0, True, 0.0)
+        >>> same.score, unrelated.score < related.score < same.score, unrelated.score < 0.05
+        (1.0, True, True)
     """
 
     def __init__(
@@ -340,7 +464,9 @@ class SemanticMatchEngine:
         weights: Sequence[float] = DEFAULT_WEIGHTS,
         floor: float = DEFAULT_FLOOR,
         snap: float | None = DEFAULT_SNAP,
+        softness: float = DEFAULT_SOFTNESS,
         token_vectors: TokenVectors = "contextual",
+        cleaning: Cleaning = "keep_negations",
         paragraph_baseline: float | None = None,
         baseline_pairs: int = BASELINE_PAIRS,
         seed: int = 0,
@@ -350,7 +476,7 @@ class SemanticMatchEngine:
         cache: EmbeddingCache | None = None,
         trust_remote_code: bool = False,
     ) -> None:
-        self.combination = Combination.create(weights, floor, snap)
+        self.combination = Combination.create(weights, floor, snap, softness)
         if token_vectors not in TOKEN_VECTOR_MODES:
             raise ValueError(
                 f"Expected `token_vectors` in {TOKEN_VECTOR_MODES}, got {token_vectors!r}."
@@ -358,6 +484,8 @@ class SemanticMatchEngine:
         baseline_pairs = check_positive_int(baseline_pairs, "baseline_pairs")
         batch_size = check_positive_int(batch_size, "batch_size")
         self.token_vectors: TokenVectors = token_vectors
+        self._stop_words = stop_words_of(cleaning)
+        self.cleaning: Cleaning = cleaning
         self.baseline_pairs = baseline_pairs
         # Checked now: a seed of None would draw other baseline pairs on every fit.
         checked_seed = as_whole_number(seed)
@@ -408,6 +536,11 @@ class SemanticMatchEngine:
             self._score_items, max_batch_size=batch_size
         )
 
+    @property
+    def active_combination(self) -> Combination:
+        """The weights and curve scores use: the calibrated ones when calibrated."""
+        return self.state.calibration or self.combination
+
     # -- embeddings --------------------------------------------------------------------
 
     def encode(self, texts: Sequence[str]) -> list[TextEncoding]:
@@ -430,12 +563,12 @@ class SemanticMatchEngine:
             return text
         return leading_part(text, self._token_count, self.max_length)
 
-    def _kept_clean_text(self, text: str) -> str:
+    def _kept_clean_text(self, text: str, stop_words: frozenset[str]) -> str:
         """The cleaned text, cut to the leading part that yields the tokens the limit
         keeps: only as much of an over-long text is cleaned as that part needs."""
         if not self._cuts_long_texts:
-            return clean_text(text)
-        cleaned = CleanedPrefixes(text)
+            return clean_text(text, stop_words)
+        cleaned = CleanedPrefixes(text, stop_words)
         part = leading_part(
             text, lambda part: self._token_count(cleaned.of(len(part))), self.max_length
         )
@@ -569,7 +702,7 @@ class SemanticMatchEngine:
         for reference in dict.fromkeys(joined):
             if is_blank(reference):
                 continue
-            clean = self._kept_clean_text(reference)
+            clean = self._kept_clean_text(reference, self._stop_words)
             if clean:
                 texts += [self._kept_part(reference), clean]
                 cleaned.append(clean)
@@ -645,6 +778,65 @@ class SemanticMatchEngine:
             )
         return baseline
 
+    def calibrate(
+        self,
+        candidates: Sequence[str],
+        references: Sequence[Reference],
+        human_scores: Sequence[float],
+        *,
+        folds: int = DEFAULT_FOLDS,
+        seed: int = 0,
+    ) -> CalibrationReport:
+        """Fit the weights and the output curve to pairs people have scored.
+
+        The pairs are scored with the current fitted state (call :meth:`fit` first: a
+        later fit drops the calibration, whose levels it changes); the weights and curve
+        are chosen as :mod:`~opik_semantic_metrics.semantic.calibration` says, first in
+        ``folds`` cross-validation folds to measure them on pairs they were not fitted on,
+        then on every pair. The result is kept in :attr:`state` (which :meth:`save` writes)
+        and used by every later score in place of the engine's own weights and curve.
+
+        Args:
+            candidates, references: The labelled pairs, as for :meth:`score`.
+            human_scores: Per pair, a person's similarity score, on any scale where more
+                is more similar (STS-B's 0 to 5, a 1 to 7 Likert scale...).
+            folds: Cross-validation folds, 2 or more.
+            seed: Seed of the split into folds.
+
+        Returns:
+            A :class:`~opik_semantic_metrics.semantic.calibration.CalibrationReport`: the
+            fitted combination and, per fold, its held-out Spearman and the default's.
+
+        Raises:
+            InputError: As :meth:`score`.
+            ValueError: Not one finite human score per pair, fewer than
+                ``MIN_PAIRS`` pairs the layered score can score, human scores all equal, or
+                a bad ``folds``.
+        """
+        outputs, joined_references = _check_pairs(candidates, references)
+        human = _check_human_scores(human_scores, len(outputs))
+        folds = check_positive_int(folds, "folds")
+        if folds < 2:
+            raise ValueError(f"Expected `folds` to be 2 or more, got {folds}.")
+        results = self.score(outputs, joined_references)
+        scored = [index for index, result in enumerate(results) if result.status == "scored"]
+        if len(scored) < max(MIN_PAIRS, folds):
+            raise ValueError(
+                f"Too few pairs to calibrate on: {len(scored)} of the {len(outputs)} given can "
+                f"be scored; at least {max(MIN_PAIRS, folds)} are needed."
+            )
+        levels = np.array(
+            [[results[i].word, results[i].sentence, results[i].paragraph] for i in scored],
+            dtype=np.float64,
+        )
+        human = human[scored]
+        if human.max() == human.min():
+            raise ValueError("Every human score is the same: there is no order to fit.")
+        held_out, default = cross_validate(levels, human, self.combination, folds, seed)
+        combination = fit_combination(levels, human, self.combination.snap)
+        self.state = dataclasses.replace(self.state, calibration=combination)
+        return CalibrationReport(combination, len(scored), held_out, default)
+
     def save(self, path: str | Path) -> None:
         """Write the fitted state (idf, baseline, model name) to a JSON file."""
         state = self.state
@@ -655,6 +847,9 @@ class SemanticMatchEngine:
             "idf": state.idf.to_json(),
             "paragraph_baseline": state.paragraph_baseline,
             "baseline_source": state.baseline_source,
+            "calibration": None
+            if state.calibration is None
+            else _combination_json(state.calibration),
         }
         # A write that fails halfway leaves the state that was there whole.
         replace_file(path, json.dumps(document).encode("utf-8"))
@@ -669,13 +864,17 @@ class SemanticMatchEngine:
         """
         try:
             document = read_json(path)
-            if document.get("format") != _STATE_FORMAT or document.get("version") != _STATE_VERSION:
-                raise ValueError(f"expected format {_STATE_FORMAT!r} version {_STATE_VERSION}")
+            if (
+                document.get("format") != _STATE_FORMAT
+                or document.get("version") not in _READABLE_VERSIONS
+            ):
+                raise ValueError(f"expected format {_STATE_FORMAT!r} version 1 or {_STATE_VERSION}")
             model = document["model"]
             idf = SmoothedIdf.from_json(document["idf"])
             baseline = check_baseline(document["paragraph_baseline"])
             source = document["baseline_source"]
             _check_state_source(source, idf, baseline)
+            calibration = _combination_from_json(document.get("calibration"))
             vocabulary_size = self._is_word_piece.numel()
             if any(token_id >= vocabulary_size for token_id in idf.table.weights):
                 raise ValueError(f"a token id beyond the model's {vocabulary_size} word pieces")
@@ -689,9 +888,9 @@ class SemanticMatchEngine:
                 f"{self.model_name!r}: word-piece ids differ between models."
             )
         if self.fixed_baseline is not None:
-            state = FittedState(idf, self.fixed_baseline, "fixed")
+            state = FittedState(idf, self.fixed_baseline, "fixed", calibration)
         else:
-            state = FittedState(idf, baseline, source)
+            state = FittedState(idf, baseline, source, calibration)
         self.state = state
         return state
 
@@ -714,81 +913,82 @@ class SemanticMatchEngine:
             InputError: Unequal lengths, a non-string, or a malformed list reference.
         """
         outputs, joined_references = _check_pairs(candidates, references)
-        state = self.state
         # Over-long texts are read only as far as the token limit keeps (cleaned and
         # raw), once each however many items share them.
-        kept_clean = {text: self._kept_clean_text(text) for text in {*outputs, *joined_references}}
-        clean_outputs = [kept_clean[text] for text in outputs]
-        clean_references = [kept_clean[text] for text in joined_references]
-        statuses = [
-            _status(*texts)
-            for texts in zip(
-                outputs, joined_references, clean_outputs, clean_references, strict=True
+        texts = {*outputs, *joined_references}
+        kept_clean = {text: self._kept_clean_text(text, self._stop_words) for text in texts}
+        # Which texts are no answer is decided with every stop word left out, whatever the
+        # cleaning: "No." against "no" is the same answer, "No" against "Yes" none.
+        content = kept_clean
+        if self._stop_words != ENGLISH_STOP_WORDS:
+            content = {text: self._kept_clean_text(text, ENGLISH_STOP_WORDS) for text in texts}
+        items = [
+            _Item(
+                output,
+                reference,
+                kept_clean[output],
+                kept_clean[reference],
+                _status(output, reference, content[output], content[reference]),
             )
+            for output, reference in zip(outputs, joined_references, strict=True)
         ]
-        scored = [index for index, status in enumerate(statuses) if status == "scored"]
-        kept_raw = {
-            text: self._kept_part(text)
-            for i in scored
-            for text in (outputs[i], joined_references[i])
-        }
-        needed = [
-            text
-            for i in scored
-            for text in (
-                kept_raw[outputs[i]],
-                kept_raw[joined_references[i]],
-                clean_outputs[i],
-                clean_references[i],
+        to_score = [item for item in items if item.status == "scored"]
+        kept_raw: dict[str, str] = {}
+        for item in to_score:
+            item.kept_output = kept_raw.setdefault(item.output, self._kept_part(item.output))
+            item.kept_reference = kept_raw.setdefault(
+                item.reference, self._kept_part(item.reference)
             )
-        ]
-        unique = list(dict.fromkeys(needed))
-        encoded = dict(zip(unique, self.encode(unique), strict=True))
-        cleaned = list(
-            dict.fromkeys(text for i in scored for text in (clean_outputs[i], clean_references[i]))
-        )
-        weighted = self._weighted_pieces([encoded[text] for text in cleaned], state.idf)
+        needed = list(dict.fromkeys(text for item in to_score for text in item.encoded_texts))
+        encoded = dict(zip(needed, self.encode(needed), strict=True))
+        cleaned = list(dict.fromkeys(text for item in to_score for text in item.cleaned_texts))
+        weighted = self._weighted_pieces([encoded[text] for text in cleaned], self.state.idf)
         pieces = dict(zip(cleaned, weighted, strict=True))
-        for i in scored:
-            statuses[i] = (
+        for item in to_score:
+            item.status = (
                 _unknown_words_status(
-                    outputs[i],
-                    joined_references[i],
-                    pieces[clean_outputs[i]],
-                    pieces[clean_references[i]],
+                    item.output,
+                    item.reference,
+                    pieces[item.clean_output],
+                    pieces[item.clean_reference],
                 )
-                or statuses[i]
+                or item.status
             )
-        scored = [index for index in scored if statuses[index] == "scored"]
+        to_score = [item for item in to_score if item.status == "scored"]
         words = word_level(
-            [(pieces[clean_outputs[i]], pieces[clean_references[i]]) for i in scored],
+            [(pieces[item.clean_output], pieces[item.clean_reference]) for item in to_score],
             self._match_batch_size,
         )
-        results = [_unscored(status) for status in statuses]
-        for i, word in zip(scored, words, strict=True):
-            output = encoded[kept_raw[outputs[i]]]
-            reference = encoded[kept_raw[joined_references[i]]]
-            sentence = cosine(
-                encoded[clean_outputs[i]].sentence, encoded[clean_references[i]].sentence
-            )
-            paragraph_cosine = cosine(output.sentence, reference.sentence)
-            paragraph = rescale_by_baseline(paragraph_cosine, state.paragraph_baseline)
-            raw = self.combination.raw(word.f1, sentence, paragraph)
-            results[i] = SemanticMatchResult(
-                score=self.combination.final(raw),
-                raw_score=raw,
-                word=word.f1,
-                word_precision=word.precision,
-                word_recall=word.recall,
-                sentence=sentence,
-                paragraph=paragraph,
-                paragraph_cosine=paragraph_cosine,
-                snapped=self.combination.snaps(raw),
-                status="scored",
-                output_truncated=output.truncated,
-                reference_truncated=reference.truncated,
-            )
-        return results
+        for item, word in zip(to_score, words, strict=True):
+            item.result = self._scored(item, word, encoded)
+        return [item.result or _unscored(item.status) for item in items]
+
+    def _scored(
+        self, item: _Item, word: WordLevel, encoded: dict[str, TextEncoding]
+    ) -> SemanticMatchResult:
+        """The result of a pair whose texts are encoded and whose word level is known."""
+        output, reference = encoded[item.kept_output], encoded[item.kept_reference]
+        sentence = cosine(
+            encoded[item.clean_output].sentence, encoded[item.clean_reference].sentence
+        )
+        paragraph_cosine = cosine(output.sentence, reference.sentence)
+        paragraph = rescale_by_baseline(paragraph_cosine, self.state.paragraph_baseline)
+        combination = self.active_combination
+        raw = combination.raw(word.f1, sentence, paragraph)
+        return SemanticMatchResult(
+            score=combination.final(raw),
+            raw_score=raw,
+            word=word.f1,
+            word_precision=word.precision,
+            word_recall=word.recall,
+            sentence=sentence,
+            paragraph=paragraph,
+            paragraph_cosine=paragraph_cosine,
+            snapped=combination.snaps(raw),
+            status="scored",
+            output_truncated=output.truncated,
+            reference_truncated=reference.truncated,
+        )
 
     def score_one(self, candidate: str, reference: Reference) -> SemanticMatchResult:
         """Score one pair, batched with the pairs other threads score at the same time.

