@@ -74,6 +74,7 @@ def test_pairs_are_drawn_like_bert_scores_authors():
         baseline_pairs(["only one"])
 
 
+@pytest.mark.slow
 def test_computed_baseline_equals_bert_scores_all_layer_means(minilm_path, stsb_pairs):
     corpus = [text for first, second, _ in stsb_pairs[:60] for text in (first, second)]
     engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")

@@ -27,6 +27,7 @@ from tests.out_of_memory import failing_over
 TOLERANCE = 1e-6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "device",
     [
@@ -228,6 +229,7 @@ def test_fast_mode_is_bf16_here_and_close_to_float32(stsb_lists):
     assert 0 < (approximate - exact).abs().max().item() <= 2e-2
 
 
+@pytest.mark.slow
 def test_float16_the_fast_mode_of_older_gpus_runs_close_to_float32(stsb_lists):
     """GPUs without bfloat16 get float16 in the fast mode. None is lent to CI, but the CPU
     computes in float16 too, so the same path (weights cast, the real-token layers,

@@ -97,6 +97,7 @@ def test_the_oracle_set_is_large_and_varied(single_pairs, multi_pairs):
     assert any(len(text.split()) > 512 for text in candidates + references)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("idf", [False, True], ids=["no-idf", "idf"])
 @pytest.mark.parametrize("rescale", [False, True], ids=["raw", "rescaled"])
 def test_single_reference_equals_bert_score(minilm_path, single_pairs, baseline_file, idf, rescale):
@@ -118,6 +119,7 @@ def test_single_reference_equals_bert_score(minilm_path, single_pairs, baseline_
     _assert_close(_ours(engine, candidates, references), oracle)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("idf", [False, True], ids=["no-idf", "idf"])
 def test_multi_reference_equals_bert_score(minilm_path, multi_pairs, baseline_file, idf):
     candidates, references = multi_pairs

@@ -176,6 +176,7 @@ def test_captions_are_generated_with_the_configurations_settings(captioner, imag
     assert config.generate_kwargs() == settings
 
 
+@pytest.mark.slow
 def test_two_configurations_are_two_experiments_with_scores_per_image(captioner, items, metrics):
     experiments = captioning.run_experiments(items, captioner, metrics, online=False)
     assert [e.name for e in experiments] == ["blip-greedy-short", "blip-beam5-long"]
@@ -250,6 +251,7 @@ def test_the_task_is_tracked_with_the_captioning_call_inside(captioner, items, t
     assert span.output == {"output": output["output"]}
 
 
+@pytest.mark.slow
 def test_the_report_compares_the_experiments(captioner, items, metrics, tmp_path):
     experiments = captioning.run_experiments(items, captioner, metrics, online=False)
     summaries = captioning.summarize(experiments, captioning.METRICS)
@@ -393,6 +395,7 @@ def _one_item_file(folder: Path, image: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_bad_device_or_metrics_model_is_a_message_not_a_traceback(
     monkeypatch, tmp_path, capsys, image_folder, blip_directory
 ):
@@ -407,6 +410,7 @@ def test_a_bad_device_or_metrics_model_is_a_message_not_a_traceback(
     assert capsys.readouterr().err.startswith("Cannot use --metrics-model 'no-such': ")
 
 
+@pytest.mark.slow
 def test_an_image_that_cannot_be_read_stops_the_run_with_one_line(
     monkeypatch, tmp_path, capsys, image_server, blip_directory
 ):
@@ -436,6 +440,7 @@ def test_a_line_separator_inside_a_json_string_is_text_not_a_line_break(tmp_path
     assert read["reference"] == "A red\u2028square."
 
 
+@pytest.mark.slow
 def test_a_single_image_with_one_caption_runs(
     monkeypatch, tmp_path, capsys, image_folder, blip_directory
 ):
@@ -449,6 +454,7 @@ def test_a_single_image_with_one_caption_runs(
     assert re.search(r"semantic_match\s+blip-\S+\s+1\s+0\s", out)
 
 
+@pytest.mark.slow
 def test_the_run_prints_and_reports_each_generated_caption_with_its_scores(
     monkeypatch, tmp_path, capsys, image_folder, blip_directory, captioner, items, metrics
 ):

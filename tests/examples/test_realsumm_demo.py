@@ -100,6 +100,7 @@ def _table_rows(printed: str, metric: str) -> dict[str, tuple[int, float]]:
     return rows
 
 
+@pytest.mark.slow
 def test_each_system_is_an_experiment_with_every_item_scored(run):
     printed, _ = run
     for system in demo.SYSTEMS:
@@ -107,6 +108,7 @@ def test_each_system_is_an_experiment_with_every_item_scored(run):
     assert "Opik: no server configured" in printed
 
 
+@pytest.mark.slow
 def test_printed_means_are_the_human_and_bertscore_means(run, engine_scores):
     printed, _ = run
     rows = _first_rows(ARTICLES)
@@ -138,6 +140,7 @@ def _printed_rows(printed: str, heading: str, metric: str) -> list[list[str]]:
     return [line.split() for line in table.splitlines() if line.split()[:1] == [metric]]
 
 
+@pytest.mark.slow
 def test_output_has_pairwise_tests_rankings_correlations_and_the_answer_match_note(
     run, engine_scores
 ):
@@ -197,6 +200,7 @@ def test_a_ranking_with_tied_systems_is_not_the_human_order():
     assert "(differs from the human order; not significant: " in line
 
 
+@pytest.mark.slow
 def test_a_failed_score_is_reported_in_the_output_and_the_report(monkeypatch, tmp_path):
     documents = demo.load_documents()[:3]
     broken = documents[1]
@@ -255,6 +259,7 @@ def test_an_output_folder_that_cannot_be_made_is_refused_before_scoring(tmp_path
     assert f"--output {under_a_file} cannot be made: Not a directory" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_report_embeds_its_plots_with_a_panel_for_every_score(run):
     _, output = run
     page = (output / "report.html").read_text(encoding="utf-8")
@@ -288,6 +293,7 @@ def _examples_expected(engine_scores: pd.DataFrame) -> list[tuple[str, str, str,
     return expected
 
 
+@pytest.mark.slow
 def test_example_summaries_are_printed_and_reported_with_their_texts(run, engine_scores):
     printed, output = run
     block = printed.split("Example summaries by bertscore_f1", 1)[1]
@@ -352,6 +358,7 @@ def _plot_pixels(html: Path) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(find_chromium() is None, reason=SKIP_REASON)
 def test_chromium_renders_the_reports_plots(run, tmp_path):
     _, output = run
@@ -367,6 +374,7 @@ def test_chromium_renders_the_reports_plots(run, tmp_path):
     assert max(blank.values()) < 50, blank
 
 
+@pytest.mark.slow
 def test_comet_offline_experiment_holds_metrics_tables_plots_and_report(tmp_path, engine_scores):
     pytest.importorskip("comet_ml", reason="comet_ml is the optional `comet` extra")
     printed = io.StringIO()
