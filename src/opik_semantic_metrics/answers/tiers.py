@@ -710,7 +710,7 @@ class AnswerMatcher:
             return False
         if self._abstention_pattern.search(spaced) is not None:
             return True
-        return self.abstention_patterns and declines(answer.text)
+        return self.abstention_patterns and declines(answer.text, spaced)
 
     def _tolerance_text(self) -> str:
         text = f"±{self.tolerance}"
