@@ -74,6 +74,7 @@ from typing import ClassVar, Literal, TypeGuard
 
 from opik_semantic_metrics.answers.abstentions import declines
 from opik_semantic_metrics.answers.contains import (
+    NEGATIONS,
     find_gold,
     gold_is_searchable,
     number_negated,
@@ -155,13 +156,6 @@ KEYWORDS = "keywords"
 #: Keyword coverage counts the gold's words at least this long, i.e. longer than 3
 #: characters (the seed analysis's rule).
 KEYWORD_MIN_LENGTH = 4
-_NEGATIONS = frozenset(
-    (
-        *("not", "no", "never", "none", "nor", "neither", "nothing", "nobody", "without"),
-        *("cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent"),
-        *("wont", "wouldnt", "shouldnt", "couldnt", "hasnt", "havent", "hadnt"),
-    )
-)
 _ORDER_PATTERN = re.compile(r"\b(?:" + "|".join(ORDER_WORDS) + r")\b")
 _NOT_ABOUT_ORDER = re.compile(r"\bin order (?:to|for|that)\b")
 
@@ -896,7 +890,7 @@ def _order_matters(question: str | None) -> bool:
 
 
 def _negated(words: Sequence[str]) -> bool:
-    return any(word in _NEGATIONS for word in words)
+    return any(word in NEGATIONS for word in words)
 
 
 def keyword_coverage(output_words: Sequence[str], gold_words: Sequence[str]) -> float | None:
