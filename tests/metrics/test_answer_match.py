@@ -354,6 +354,20 @@ def test_metadata_keeps_long_texts_short(metric):
 # --- Opik's engine ----------------------------------------------------------------------
 
 
+def _scores_inside_opik(metric: AnswerMatch, items: list[dict]) -> dict[int, ScoreResult]:
+    """Each item's score by its ``id_``, from Opik's engine with 4 scoring threads."""
+    result = opik.evaluate_on_dict_items(
+        items=items,
+        task=lambda item: {"output": item["prediction"]},
+        scoring_metrics=[metric],
+        scoring_key_mapping={"reference": "answer", "input": "question"},
+        scoring_threads=4,
+    )
+    return {
+        tr.test_case.dataset_item_content["id_"]: tr.score_results[0] for tr in result.test_results
+    }
+
+
 # --- the gold found in the output, free abstentions, scale words ---------------------------
 
 
@@ -404,16 +418,7 @@ def test_the_new_tiers_run_inside_opiks_evaluation_engine(metric):
         {"id_": 3, "prediction": "26 million", "answer": "26", "answer_format": "Float",
          "question": "How many people, in millions, live in the area?"},
     ]  # fmt: skip
-    result = opik.evaluate_on_dict_items(
-        items=items,
-        task=lambda item: {"output": item["prediction"]},
-        scoring_metrics=[metric],
-        scoring_key_mapping={"reference": "answer", "input": "question"},
-        scoring_threads=4,
-    )
-    by_id = {
-        tr.test_case.dataset_item_content["id_"]: tr.score_results[0] for tr in result.test_results
-    }
+    by_id = _scores_inside_opik(metric, items)
     assert {i: (s.value, s.metadata["method"]) for i, s in by_id.items()} == {
         0: (1.0, "contains"),
         1: (0.0, "no_match"),

@@ -108,8 +108,13 @@ _SHORT_SENTENCE_WORDS = 6
 _SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|\n+")
 
 
-def declines(text: str) -> bool:
+def declines(text: str, spaced: str | None = None) -> bool:
     """Whether a sentence of ``text`` declines to answer (the rules above).
+
+    Args:
+        text: The output.
+        spaced: Its spaced normal form, if known (a text of one sentence is then not
+            normalised again).
 
     Example:
         >>> declines("The report does not say."), declines("This cannot be determined.")
@@ -119,10 +124,15 @@ def declines(text: str) -> bool:
         >>> declines("No, the company does not report Scope 3 emissions.")
         False
     """
-    for sentence in _SENTENCE_END.split(prepare(text)):
-        spaced = normal_forms(sentence).spaced
-        if spaced and _DECLINING.search(spaced) is not None:
-            return True
-        if spaced.count(" ") < _SHORT_SENTENCE_WORDS and _DECLINING_WORD.search(spaced):
-            return True
-    return False
+    sentences = [part for part in _SENTENCE_END.split(prepare(text)) if part.strip()]
+    if len(sentences) == 1 and spaced is not None:
+        return _sentence_declines(spaced)
+    return any(_sentence_declines(normal_forms(sentence).spaced) for sentence in sentences)
+
+
+def _sentence_declines(spaced: str) -> bool:
+    if not spaced:
+        return False
+    if _DECLINING.search(spaced) is not None:
+        return True
+    return spaced.count(" ") < _SHORT_SENTENCE_WORDS and _DECLINING_WORD.search(spaced) is not None

@@ -58,15 +58,17 @@ CONTAINS_MAX_WORDS = 40
 CONTAINS_LENGTH_RATIO = 4
 #: An enumeration whose items have at most this many words is a list of answers.
 _ENUMERATION_ITEM_WORDS = 4
-#: Words that negate what stands in their clause (in normal form: "isn't" is "isnt").
-NEGATING_WORDS = frozenset(
+#: Negations (in normal form: "isn't" is "isnt").
+NEGATIONS = frozenset(
     (
         *("not", "no", "never", "none", "nor", "neither", "nothing", "nobody", "without"),
         *("cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent"),
         *("wont", "wouldnt", "shouldnt", "couldnt", "hasnt", "havent", "hadnt"),
-        *("incorrect", "wrong", "false", "untrue", "nope"),
     )
 )
+#: Words that deny what stands in their clause: the negations and the words that judge
+#: an answer wrong.
+NEGATING_WORDS = NEGATIONS | {"incorrect", "wrong", "false", "untrue", "nope"}
 POLAR_ANSWERS = {"yes": "no", "no": "yes", "true": "false", "false": "true"}
 _ALTERNATIVES = frozenset({"or", "nor"})
 #: Words that, with a negation and stop words only, make a clause that says no.

@@ -75,6 +75,7 @@ from typing import ClassVar, Literal
 
 from opik_semantic_metrics.answers.abstentions import declines
 from opik_semantic_metrics.answers.contains import (
+    NEGATIONS,
     find_gold,
     gold_is_searchable,
     number_negated,
@@ -163,13 +164,6 @@ KEYWORDS = "keywords"
 #: Keyword coverage counts the gold's words at least this long, i.e. longer than 3
 #: characters (the MMESGBench answer analysis's rule).
 KEYWORD_MIN_LENGTH = 4
-_NEGATIONS = frozenset(
-    (
-        *("not", "no", "never", "none", "nor", "neither", "nothing", "nobody", "without"),
-        *("cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent"),
-        *("wont", "wouldnt", "shouldnt", "couldnt", "hasnt", "havent", "hadnt"),
-    )
-)
 _ORDER_PATTERN = re.compile(r"\b(?:" + "|".join(ORDER_WORDS) + r")\b")
 _NOT_ABOUT_ORDER = re.compile(r"\bin order (?:to|for|that)\b")
 
@@ -718,7 +712,7 @@ class AnswerMatcher:
             return False
         if self._abstention_pattern.search(spaced) is not None:
             return True
-        return self.abstention_patterns and declines(answer.text)
+        return self.abstention_patterns and declines(answer.text, spaced)
 
     def _tolerance_text(self) -> str:
         text = f"±{self.tolerance}"
@@ -904,7 +898,7 @@ def _order_matters(question: str | None) -> bool:
 
 
 def _negated(words: Sequence[str]) -> bool:
-    return any(word in _NEGATIONS for word in words)
+    return any(word in NEGATIONS for word in words)
 
 
 def keyword_coverage(output_words: Sequence[str], gold_words: Sequence[str]) -> float | None:
