@@ -15,6 +15,10 @@ _ROLE = re.compile(r":(?:py:)?(?:attr|class|data|exc|func|meth|mod|obj):<code>(~
 
 def _shown(match: re.Match[str]) -> str:
     tilde, target = match.groups()
+    # An explicit title (:meth:`Title <package.module.Name>`) is shown without its target.
+    titled = re.fullmatch(r"(.+?)\s+&lt;[^&]+&gt;", target, flags=re.DOTALL)
+    if titled:
+        return f"<code>{titled.group(1)}</code>"
     return f"<code>{target.rsplit('.', 1)[-1] if tilde else target}</code>"
 
 
