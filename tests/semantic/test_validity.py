@@ -152,7 +152,7 @@ def test_another_sentence_transformers_model_is_read_as_sentence_transformers_re
     by sentence-transformers: the paragraph level is its own cosine."""
     from sentence_transformers import SentenceTransformer, models
 
-    from tiny_models import build_tiny_bert
+    from tests.tiny_models import build_tiny_bert
 
     transformer = models.Transformer(str(build_tiny_bert(tmp_path / "bert")), max_seq_length=24)
     pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode="cls")
