@@ -81,10 +81,7 @@ def _names(error: BaseException, path: Path) -> bool:
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
-@pytest.mark.parametrize(
-    "file_name",
-    ["config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"],
-)
+@pytest.mark.parametrize("file_name", ENCODER_FILES)
 def test_a_damaged_encoder_file_stops_bertscore_when_it_is_made(minilm_copy, file_name, damage):
     # A cut tokenizer.json raised the tokenizers library's bare "Exception: EOF while
     # parsing"; deep nesting a RecursionError; a list an AttributeError.
@@ -165,11 +162,22 @@ def test_a_class_identifier_of_the_wrong_type_is_named(tmp_path, value):
     assert _names(raised.value, path)
 
 
+def test_a_checkpoint_hyper_parameter_of_the_wrong_type_is_named(tmp_path):
+    # A number where COMET expects a list of layer sizes raised a bare TypeError.
+    import torch
+
+    model = _comet_copy(tmp_path)
+    path = model / "checkpoints" / "model.ckpt"
+    checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    checkpoint["hyper_parameters"] = {**checkpoint.get("hyper_parameters", {}), "hidden_sizes": 5}
+    torch.save(checkpoint, path)
+    with pytest.raises(ValueError, match="wrong type") as raised:
+        COMET(str(model), device="cpu", track=False)
+    assert _names(raised.value, path)
+
+
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
-@pytest.mark.parametrize(
-    "file_name",
-    ["config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"],
-)
+@pytest.mark.parametrize("file_name", ENCODER_FILES)
 def test_a_damaged_comet_encoder_file_stops_comet(tmp_path, file_name, damage):
     model = _comet_copy(tmp_path)
     path = _damaged(tmp_path / "encoders" / "xlmr" / file_name, damage)
