@@ -8,6 +8,15 @@ against the bound. Each kind runs in its own process.
 
     python benchmarks/cache_memory.py [--bound-mib 64]
 
+With ``--prepared N`` it measures instead what ``prepare`` keeps for N real references: a
+BERTScore and a SemanticMatch engine on the packaged all-MiniLM-L6-v2, each in its own
+process with a cache of its own large enough for all of them, prepare N distinct caption
+references (``bertscore_throughput.py``'s workload) and print the bytes the cache counts
+and the growth of resident memory (after one warm-up score, so that the model and the
+allocator's buffers for a full batch are there before), per 10,000 references.
+
+    python benchmarks/cache_memory.py --prepared 10000
+
 Kinds: ``bertscore`` (token ids and a (14, 384) matrix: a caption on MiniLM),
 ``semantic`` (SemanticMatch: a sentence vector, 12 word-piece ids and vectors),
 ``comet`` (a pooled (384,) sentence vector, the smallest value: the objects around
@@ -68,11 +77,63 @@ def measure(kind: str, text_length: int, bound: int) -> None:
     )
 
 
+def measure_prepared(kind: str, count: int) -> None:
+    """Print one line: what ``prepare`` of ``count`` caption references keeps."""
+    import statistics
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bertscore_throughput import workload
+
+    references, _, _ = workload(count + 64)
+    # Warm-up on a full batch of other references: the model's and the allocator's
+    # buffers for a batch are there before the measurement starts.
+    references, warm_up = references[:count], references[count:]
+    cache = EmbeddingCache(max_bytes=64 * 2**30)
+    if kind == "bertscore":
+        from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+
+        engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=cache)
+        engine.score(warm_up, warm_up)
+        tokens = statistics.mean(
+            len(encoded.ids) for encoded in engine.text_encoder.encode_many(references[:1000])
+        )
+    else:
+        from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
+
+        engine = SemanticMatchEngine(device="cpu", cache=cache)  # type: ignore[assignment]
+        engine.score(warm_up, warm_up)
+        tokens = float("nan")
+    cache.clear()
+    gc.collect()
+    before = _rss()
+    kept = engine.prepare(references)
+    gc.collect()
+    grown = _rss() - before
+    scale = 10_000 / count
+    print(
+        f"{kind:<10} {count:>8} {kept:>8} {tokens:>7.1f} {cache.bytes_used / 2**20:>10.1f} "
+        f"{grown / 2**20:>10.1f} {scale * cache.bytes_used / 2**20:>12.1f} "
+        f"{scale * grown / 2**20:>12.1f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bound-mib", type=int, default=64)
     parser.add_argument("--one", nargs=2, metavar=("KIND", "TEXT_LENGTH"), help=argparse.SUPPRESS)
+    parser.add_argument("--prepared", type=int, help="references to prepare (real engines)")
+    parser.add_argument("--kind", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.prepared and args.kind:
+        measure_prepared(args.kind, args.prepared)
+        return
+    if args.prepared:
+        print(f"prepare() of {args.prepared} caption references, MiniLM; each in a fresh process")
+        print("engine        refs  entries  tokens  MiB counted  MiB RSS+  counted/10k  RSS+/10k")
+        for kind in ("bertscore", "semantic"):
+            command = [sys.executable, __file__, "--prepared", str(args.prepared)]
+            subprocess.run([*command, "--kind", kind], check=True)
+        return
     bound = args.bound_mib * 2**20
     if args.one:
         measure(args.one[0], int(args.one[1]), bound)

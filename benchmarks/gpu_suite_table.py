@@ -60,6 +60,11 @@ def throughput_rows(data: dict) -> list[Row]:
             rows.append(
                 (f"MiniLM captions: {label}", speed[case], against, ratio, target, share(case))
             )
+    if "l" in speed:
+        # The CPU target of per item with prepare() is set against bert_score's whole list.
+        ratio = speed["l"] / anchor
+        label = "MiniLM captions: per item in Opik, prepare() timed"
+        rows.append((label, speed["l"], anchor_name, ratio, ">= 1.2 (CPU)", share("l")))
     if "h" in speed:
         rows.append(("MiniLM captions: Opik's engine alone", floor, "-", float("nan"), "-", "-"))
     return rows

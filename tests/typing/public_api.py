@@ -50,6 +50,14 @@ def comet_and_answer_match_calls() -> list[score_result.ScoreResult]:
     return [translated, answer, *batch]
 
 
+def prepare_calls(items: list[dict[str, str]]) -> int:
+    references: list[str | list[str]] = [item["reference"] for item in items]
+    count: int = BERTScore().prepare(references) + SemanticMatch().prepare(references)
+    comet = COMET("tests/fixtures/comet/regression-xlmr", device="cpu", track=False)
+    sources = [item["input"] for item in items]
+    return count + comet.prepare(inputs=sources, references=[None, *sources[1:]])
+
+
 def experiment(items: list[dict[str, str]]) -> str:
     result = opik.evaluate_on_dict_items(
         items=items,
