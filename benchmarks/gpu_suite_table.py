@@ -151,7 +151,7 @@ def main() -> None:
         f"{'target':>15} {'% peak':>6}"
     )
     for label, speed, against, ratio, target, share in rows:
-        print(f"{label:<58} {speed:9.1f} {against:<36} {ratio:6.2f} {target:>15} {share:>6}")
+        print(f"{label:<58} {speed:9.2f} {against:<36} {ratio:6.2f} {target:>15} {share:>6}")
     if missing:
         print("no results from: " + ", ".join(missing))
 
