@@ -139,7 +139,7 @@ def test_unequal_line_counts_are_a_clear_error(capsys, text_files):
     ("content", "expected"),
     [
         (None, "cannot read {path}: No such file or directory"),
-        (b"fine\n\xe9t\xe9\n", "{path} is not UTF-8 text: byte 0xe9 at line 2"),
+        (b"fine\n\xe9t\xe9\n", "{path} is not a UTF-8 text file: byte 0xe9 at line 2"),
         (b"", "{path} is empty"),
         ("directory", "cannot read {path}: Is a directory"),
     ],

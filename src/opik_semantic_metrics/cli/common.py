@@ -10,6 +10,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from opik_semantic_metrics.input_files import read_text
+
 # The subcommands' modules import what scores (PyTorch, transformers) where they run, so
 # that --help, and `compare`, answer without loading it.
 if TYPE_CHECKING:
@@ -46,19 +48,7 @@ def read_lines(path: str | Path) -> list[str]:
     Raises:
         CliError: The file is missing, unreadable, not UTF-8, or has no lines.
     """
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise CliError(f"cannot read {path}: {error.strerror or error}") from error
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise CliError(
-            f"{path} is not UTF-8 text: byte 0x{data[error.start]:02x} at line {line} "
-            "(convert it, e.g. with iconv -t UTF-8)"
-        ) from error
+    text = read_text(path, error=CliError)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines[-1] == "":
         lines.pop()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import textwrap
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -63,14 +64,7 @@ def score_distributions(
         >>> [axes.get_title() for axes in figure.axes]
         ['f1']
     """
-    if not scores or any(not systems for systems in scores.values()):
-        raise ValueError("Expected at least one metric with at least one system.")
-    systems = list(dict.fromkeys(name for by_system in scores.values() for name in by_system))
-    if len(systems) > len(SYSTEM_COLORS):
-        raise ValueError(f"Expected at most {len(SYSTEM_COLORS)} systems, got {len(systems)}.")
-    colors = dict(zip(systems, SYSTEM_COLORS, strict=False))
-    figure = Figure(figsize=(4.0 * len(scores) + 0.5, 4.0), layout="constrained")
-    axes_row = figure.subplots(1, len(scores), squeeze=False)[0]
+    figure, axes_row, colors = _metric_panels(scores)
     for axes, (metric, by_system) in zip(axes_row, scores.items(), strict=True):
         names = list(by_system)
         data = [np.asarray(by_system[name], dtype=np.float64) for name in names]
@@ -213,14 +207,7 @@ def score_scatter(
         >>> [axes.get_title() for axes in figure.axes], figure.axes[0].get_xlabel()
         (['f1'], 'human')
     """
-    if not points or any(not systems for systems in points.values()):
-        raise ValueError("Expected at least one metric with at least one system.")
-    systems = list(dict.fromkeys(name for by_system in points.values() for name in by_system))
-    if len(systems) > len(SYSTEM_COLORS):
-        raise ValueError(f"Expected at most {len(SYSTEM_COLORS)} systems, got {len(systems)}.")
-    colors = dict(zip(systems, SYSTEM_COLORS, strict=False))
-    figure = Figure(figsize=(4.0 * len(points) + 0.5, 4.0), layout="constrained")
-    axes_row = figure.subplots(1, len(points), squeeze=False)[0]
+    figure, axes_row, colors = _metric_panels(points)
     for axes, (metric, by_system) in zip(axes_row, points.items(), strict=True):
         for name, pairs in by_system.items():
             values = np.asarray(pairs, dtype=np.float64).reshape(-1, 2)
@@ -242,6 +229,26 @@ def score_scatter(
     if title:
         figure.suptitle(_literal(title))
     return figure
+
+
+def _metric_panels(
+    by_metric: Mapping[str, Mapping[str, object]],
+) -> tuple[Figure, Any, dict[str, str]]:
+    """A figure with one panel per metric, and each system's colour (in order of first
+    appearance), for the per-metric plots of several systems.
+
+    Raises:
+        ValueError: No metric, a metric without systems, or more systems than colours.
+    """
+    if not by_metric or any(not systems for systems in by_metric.values()):
+        raise ValueError("Expected at least one metric with at least one system.")
+    systems = list(dict.fromkeys(name for by_system in by_metric.values() for name in by_system))
+    if len(systems) > len(SYSTEM_COLORS):
+        raise ValueError(f"Expected at most {len(SYSTEM_COLORS)} systems, got {len(systems)}.")
+    colors = dict(zip(systems, SYSTEM_COLORS, strict=False))
+    figure = Figure(figsize=(4.0 * len(by_metric) + 0.5, 4.0), layout="constrained")
+    axes_row = figure.subplots(1, len(by_metric), squeeze=False)[0]
+    return figure, axes_row, colors
 
 
 def _literal(text: str) -> str:
