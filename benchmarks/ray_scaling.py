@@ -37,6 +37,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from bertscore_throughput import workload
 
+from opik_semantic_metrics.distributed.scoring import DEFAULT_BATCH_SIZE
+
 CASES = ("plain", "ray1", "ray2")
 
 
@@ -91,7 +93,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=256, help="rows per actor call")
+    parser.add_argument(
+        "--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="rows per actor call"
+    )
     parser.add_argument("--gpus-per-actor", type=float, default=0.0)
     parser.add_argument("--plain", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -38,8 +38,9 @@ from opik_semantic_metrics.metrics.bertscore import BERTScore
 logger = logging.getLogger(__name__)
 
 #: Rows per call of the metric on an actor, unless given: enough for the engines'
-#: length-sorted batches to pay, few enough for the progress bar to move.
-DEFAULT_BATCH_SIZE = 256
+#: length-sorted batches and Ray's cost per block to pay, few enough for the progress
+#: bar to move.
+DEFAULT_BATCH_SIZE = 1024
 #: CPUs per actor when the models run on CPUs and ``num_actors`` is not given: several
 #: actors of a few threads each keep more cores busy than one actor whose threads wait
 #: for each other at the end of every operation (see ``batching/cpu_parallel.py``).
