@@ -17,6 +17,7 @@ from opik_semantic_metrics.semantic import levels
 from opik_semantic_metrics.semantic.cleaning import clean_text, stop_words_of
 from opik_semantic_metrics.semantic.engine import RECIPE_SETTINGS, SemanticMatchEngine
 from tests.out_of_memory import failing_over
+from tests.semantic.oracles import sentence_transformers_word_f1
 from tests.tiny_models import build_tiny_gpt2
 
 #: The default engine's cleaning: NLTK's stop words but the negations.
@@ -47,33 +48,6 @@ def _reference_sentence_transformers_cosine(model, first: list[str], second: lis
     a = model.encode(first, convert_to_tensor=True, normalize_embeddings=True)
     b = model.encode(second, convert_to_tensor=True, normalize_embeddings=True)
     return (a * b).sum(dim=1).tolist()
-
-
-def _reference_sentence_transformers_word_f1(
-    model, first: str, second: str, idf: dict[int, float] | None = None
-) -> float:
-    """Word level from sentence-transformers' token embeddings; pieces weigh ``idf[id]``
-    (1 for every piece without it)."""
-
-    def pieces(text: str) -> tuple[np.ndarray, np.ndarray]:
-        ids = model.tokenizer(text)["input_ids"]
-        tokens = model.tokenizer.convert_ids_to_tokens(ids)
-        states = model.encode(text, output_value="token_embeddings").numpy()
-        keep = [
-            i
-            for i, token in enumerate(tokens)
-            if token not in model.tokenizer.all_special_tokens and token.lstrip("#").isalnum()
-        ]
-        vectors = states[keep]
-        weights = np.array([1.0 if idf is None else idf[ids[i]] for i in keep])
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True), weights
-
-    (a, a_weights), (b, b_weights) = pieces(first), pieces(second)
-    sim = a @ b.T
-    precision = (sim.max(axis=1) * a_weights).sum() / a_weights.sum()
-    recall = (sim.max(axis=0) * b_weights).sum() / b_weights.sum()
-    precision, recall = max(precision, 0.0), max(recall, 0.0)
-    return float(2 * precision * recall / (precision + recall))
 
 
 def test_sentence_and_paragraph_levels_equal_sentence_transformers(
@@ -165,7 +139,7 @@ def test_contextual_word_level_equals_sentence_transformers_token_embeddings(
     ]
     results = engine.score([a for a, _ in pairs], [b for _, b in pairs])
     for (output, reference), result in zip(pairs, results, strict=True):
-        expected = _reference_sentence_transformers_word_f1(
+        expected = sentence_transformers_word_f1(
             sentence_transformer,
             clean_text(output, KEEPING_NEGATIONS),
             clean_text(reference, KEEPING_NEGATIONS),
@@ -202,13 +176,13 @@ def test_fitted_word_level_weighs_pieces_by_their_smoothed_idf(sentence_transfor
     idf = Idf({i: math.log((len(references) + 1) / (df + 1)) + 1 for i, df in counted.items()})
     results = engine.score([a for a, _ in pairs], [b for _, b in pairs])
     for (output, reference), result in zip(pairs, results, strict=True):
-        expected = _reference_sentence_transformers_word_f1(
+        expected = sentence_transformers_word_f1(
             sentence_transformer,
             clean_text(output, KEEPING_NEGATIONS),
             clean_text(reference, KEEPING_NEGATIONS),
             idf,
         )
-        unweighted = _reference_sentence_transformers_word_f1(
+        unweighted = sentence_transformers_word_f1(
             sentence_transformer,
             clean_text(output, KEEPING_NEGATIONS),
             clean_text(reference, KEEPING_NEGATIONS),

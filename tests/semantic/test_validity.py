@@ -12,6 +12,7 @@ import pytest
 
 from opik_semantic_metrics.semantic.cleaning import clean_text, stop_words_of
 from opik_semantic_metrics.semantic.engine import RECIPE_SETTINGS, SemanticMatchEngine
+from tests.semantic.oracles import sentence_transformers_word_f1
 
 
 @pytest.fixture(scope="module")
@@ -92,27 +93,6 @@ def test_scores_lie_in_0_1_and_unrelated_pairs_score_near_0(engine, stsb_pairs):
     assert len({result.score for result in unrelated}) > 0.9 * len(unrelated)
 
 
-def _recipe_word_f1(model, first: str, second: str) -> float:
-    """The recipe's word level from sentence-transformers' token embeddings (uniform idf)."""
-
-    def pieces(text: str) -> np.ndarray:
-        ids = model.tokenizer(text)["input_ids"]
-        tokens = model.tokenizer.convert_ids_to_tokens(ids)
-        states = model.encode(text, output_value="token_embeddings").numpy()
-        keep = [
-            i
-            for i, token in enumerate(tokens)
-            if token not in model.tokenizer.all_special_tokens and token.lstrip("#").isalnum()
-        ]
-        vectors = states[keep]
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-
-    similarity = pieces(first) @ pieces(second).T
-    precision = max(float(similarity.max(axis=1).mean()), 0.0)
-    recall = max(float(similarity.max(axis=0).mean()), 0.0)
-    return 2 * precision * recall / (precision + recall)
-
-
 def test_the_recipe_settings_reproduce_the_recipe_formula(recipe, sentence_transformer, stsb_pairs):
     """score = 1 if r >= 0.95 else r, r = min(1, max(0, (raw - 0.25) / 0.75)), raw =
     0.4 word + 0.4 sentence + 0.2 paragraph, the texts cleaned of NLTK's whole list,
@@ -133,7 +113,7 @@ def test_the_recipe_settings_reproduce_the_recipe_formula(recipe, sentence_trans
     assert recipe.state.paragraph_baseline == 0.0
     zeros = 0
     for index, result in enumerate(results):
-        word = _recipe_word_f1(
+        word = sentence_transformers_word_f1(
             sentence_transformer, cleaned_outputs[index], cleaned_references[index]
         )
         raw = 0.4 * word + 0.4 * float(sentence[index]) + 0.2 * float(paragraph[index])
