@@ -276,21 +276,16 @@ def main() -> None:
 
     print("\nchecks:")
     for engine_name in ("default", "recipe"):
+        scores = (
+            layer("default", "score") if engine_name == "default" else combined("recipe", RECIPE)
+        )
         for split in ("train", "dev"):
-            real = (
-                layer("default", "score")
-                if engine_name == "default"
-                else combined("recipe", RECIPE)
-            )(split, "pairs")
+            real = scores(split, "pairs")
             print(
                 f"  {engine_name}, {split}: of {len(real)} real pairs "
                 f"{int((real == 0).sum())} score exactly 0 and {int((real == 1).sum())} exactly 1"
             )
-            unrelated = (
-                layer("default", "score")
-                if engine_name == "default"
-                else combined("recipe", RECIPE)
-            )(split, "unrelated")
+            unrelated = scores(split, "unrelated")
             print(
                 f"  {engine_name}, {split}: median score of {len(unrelated)} unrelated (shuffled) "
                 f"pairs {np.median(unrelated):.4f}; share exactly 0: {np.mean(unrelated == 0):.3f}"
