@@ -6,9 +6,10 @@ project (``benchmarks/data/contrastive/``: an anchor, a paraphrase of it and a v
 whose meaning is flipped by a negation, an antonym, a changed number or swapped roles) the
 pairwise accuracy: the share of triples whose paraphrase scores strictly above the flipped
 variant. Rows: plain cosine of the model's sentence embeddings, BERTScore F1 (same model),
-each level, the raw weighted sum, the default SemanticMatch, the layered recipe's exact
-settings (its weights, hard floor, snap and whole stop-word list), and a model calibrated
-on STS-B train (its train figure is the mean held-out Spearman of its cross-validation).
+each level, the paragraph level less the default flip penalties, the raw score, the default
+SemanticMatch with and without its flip checks, the layered recipe's exact settings (its
+weights, hard floor, snap and whole stop-word list), and a model calibrated on STS-B train
+(its train figure is the mean held-out Spearman of its cross-validation).
 Then the checks the layered score exists for: unrelated pairs (each output against the
 reference of another pair, shuffled, seeded) near 0, identical texts exactly 1.0, every
 score in [0, 1]; and the weights and curve that the calibration procedure chooses on
@@ -32,6 +33,7 @@ has it) and prints how far its scores lie from float32's.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -47,6 +49,7 @@ from scipy.stats import spearmanr
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.semantic.calibration import final_scores, fit_combination
 from opik_semantic_metrics.semantic.combine import (
+    LEVEL_COLUMNS,
     RECIPE_FLOOR,
     RECIPE_SNAP,
     RECIPE_WEIGHTS,
@@ -57,7 +60,10 @@ from opik_semantic_metrics.semantic.engine import SemanticMatchEngine, SemanticM
 DATA = Path(__file__).resolve().parent / "data"
 STSB = DATA / "stsb"
 CONTRASTIVE = DATA / "contrastive" / "triples.tsv"
-RECIPE = Combination.create(RECIPE_WEIGHTS, RECIPE_FLOOR, RECIPE_SNAP, softness=0.0)
+RECIPE = Combination.create(
+    RECIPE_WEIGHTS, RECIPE_FLOOR, RECIPE_SNAP, softness=0.0, negation_penalty=0.0,
+    number_penalty=0.0,
+)  # fmt: skip
 UNRELATED_MEDIAN = 0.05
 
 Array = NDArray[np.float64]
@@ -107,8 +113,8 @@ def levels(results: list[SemanticMatchResult]) -> dict[str, Array]:
         values = [getattr(result, name) for result in results]
         return np.array([0.0 if value is None else value for value in values])
 
-    table = {name: field(name) for name in ("word", "sentence", "paragraph", "paragraph_cosine")}
-    table["levels"] = np.stack([table["word"], table["sentence"], table["paragraph"]], axis=1)
+    table = {name: field(name) for name in (*LEVEL_COLUMNS, "paragraph_cosine")}
+    table["levels"] = np.stack([table[name] for name in LEVEL_COLUMNS], axis=1)
     table["score"] = field("score")
     return table
 
@@ -122,7 +128,7 @@ def scores_of(
 
 
 def raw_sum(table: dict[str, Array], combination: Combination) -> Array:
-    return table["levels"] @ np.array(combination.weights)
+    return combination.raw_array(table["levels"])
 
 
 def rho(scores: Array, gold: Array) -> float:
@@ -189,7 +195,7 @@ def main() -> None:
     train_table, _ = data["train"]["default/pairs"]  # type: ignore[misc]
     unrelated_table, _ = data["train"]["default/unrelated"]  # type: ignore[misc]
     chosen = fit_combination(
-        train_table["levels"], train.gold, default.combination.snap,
+        train_table["levels"], train.gold, default.combination,
         unrelated_table["levels"], UNRELATED_MEDIAN,
     )  # fmt: skip
 
@@ -213,16 +219,22 @@ def main() -> None:
         return data[set_name][f"bertscore/{run}"]  # type: ignore[return-value]
 
     engine_default = default.combination
+    no_checks = dataclasses.replace(engine_default, negation_penalty=0.0, number_penalty=0.0)
+    paragraph_checked = dataclasses.replace(engine_default, weights=(0.0, 0.0, 1.0))
     rows: list[tuple[str, Row]] = [
         ("plain cosine (raw texts)", layer("default", "paragraph_cosine")),
         *([("BERTScore F1 (same model, last layer)", bert)] if bertscore else []),
         ("word level", layer("default", "word")),
         ("sentence level", layer("default", "sentence")),
         ("paragraph level", layer("default", "paragraph")),
-        ("raw weighted sum (default weights)", combined("default", engine_default, raw=True)),
+        ("paragraph level less the default flip penalties",
+         combined("default", paragraph_checked, raw=True)),
+        ("raw score (default weights and penalties)",
+         combined("default", engine_default, raw=True)),
         ("**default SemanticMatch**", layer("default", "score")),
-        ("default weights, hard floor (softness 0)", combined("default", Combination.create(
-            engine_default.weights, engine_default.floor, engine_default.snap, softness=0.0))),
+        ("default without its flip checks (penalties 0)", combined("default", no_checks)),
+        ("default, hard floor (softness 0)",
+         combined("default", dataclasses.replace(engine_default, softness=0.0))),
         ("recipe's exact settings", combined("recipe", RECIPE)),
         ("recipe's word level (all stop words out)", layer("recipe", "word")),
         ("recipe's sentence level (all stop words out)", layer("recipe", "sentence")),

@@ -8,6 +8,7 @@ from opik_semantic_metrics import AnswerMatch, BERTScore, SemanticMatch
 from opik_semantic_metrics.distributed import plan_resources
 from opik_semantic_metrics.distributed.recipe import recipe_of
 from opik_semantic_metrics.distributed.scoring import resolve_columns, score_with_fallback
+from opik_semantic_metrics.semantic.engine import RECIPE_SETTINGS
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +48,27 @@ def test_a_fitted_semantic_match_rebuilt_from_its_recipe(pairs):
     got = [r.value for r in rebuilt.score_batch(outputs, references)]
     want = [r.value for r in metric.score_batch(outputs, references)]
     assert got == pytest.approx(want, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        RECIPE_SETTINGS,
+        {"softness": 0.05, "negation_penalty": 0.3, "number_penalty": 0.0},
+    ],
+    ids=["recipe", "other-curve-and-penalties"],
+)
+def test_every_setting_of_a_semantic_match_travels(settings):
+    """The curve, the flip penalties and the cleaning reach the actors, not the defaults."""
+    metric = SemanticMatch(device="cpu", track=False, **settings)
+    rebuilt = recipe_of(metric).build("cpu")
+    assert isinstance(rebuilt, SemanticMatch)
+    assert rebuilt.engine.combination == metric.engine.combination
+    assert rebuilt.engine.cleaning == metric.engine.cleaning
+    outputs = ["The store is not open.", "The meeting is at 5 pm.", "A man plays."]
+    references = ["The store is open.", "The meeting is at 3 pm.", "A man is playing."]
+    got = [r.value for r in rebuilt.score_batch(outputs, references)]
+    assert got == [r.value for r in metric.score_batch(outputs, references)]
 
 
 def test_answer_match_with_a_bertscore_tier_travels_with_that_metric():

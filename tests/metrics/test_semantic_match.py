@@ -58,6 +58,8 @@ def test_metadata_holds_the_levels_and_says_when_nothing_was_fitted(metric):
     assert meta["token_vectors"] == "contextual"
     assert meta["weights"] == pytest.approx({"word": 0.25, "sentence": 0.1, "paragraph": 0.65})
     assert (meta["floor"], meta["snap"], meta["softness"]) == (0.25, 0.99, 0.15)
+    assert (meta["negation_penalty"], meta["number_penalty"]) == (0.1, 0.2)
+    assert (meta["negation_flip"], meta["changed_numbers"]) == (0.0, 0.0)
     assert (meta["cleaning"], meta["calibrated"]) == ("keep_negations", False)
     assert meta["fitted"] is False
     assert meta["idf"].startswith("uniform (not fitted")
@@ -80,6 +82,21 @@ def test_fitted_metadata(fitted, stsb_pairs):
     assert meta["idf"] == f"fitted on {len(stsb_pairs)} references"
     assert meta["paragraph_baseline_source"] == "fitted"
     assert 0.0 < meta["paragraph_baseline"] < 0.3
+
+
+def test_metadata_and_reason_name_the_flips_found(metric):
+    negated = metric.score(output="The store is not open.", reference="The store is open.")
+    assert negated.metadata["negation_flip"] == 1.0
+    assert "one text negates, the other not (-0.1)" in negated.reason
+    renumbered = metric.score(output="5 men and 2 dogs.", reference="5 men and 3 dogs.")
+    assert renumbered.metadata["changed_numbers"] == 0.5
+    assert "50% of the output's numbers are not in the reference (-0.1)" in renumbered.reason
+    meta = renumbered.metadata
+    raw = 0.25 * meta["word"] + 0.1 * meta["sentence"] + 0.65 * meta["paragraph"] - 0.2 * 0.5
+    assert meta["raw_score"] == pytest.approx(raw)
+    unchecked = SemanticMatch(device="cpu", track=False, negation_penalty=0, number_penalty=0)
+    plain = unchecked.score(output="The store is not open.", reference="The store is open.")
+    assert "negates" not in plain.reason and plain.value > negated.value
 
 
 def test_reason_names_the_floor_and_the_snap(metric):

@@ -1,4 +1,5 @@
-"""Calibration: weights and curve fitted to human scores, cross-validated, saved and loaded."""
+"""Calibration: weights, flip penalties and curve fitted to human scores, cross-validated,
+saved and loaded."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from scipy.stats import spearmanr
 
 from opik_semantic_metrics.semantic.calibration import (
     FLOORS,
+    PENALTIES,
     SOFTNESSES,
     best_weights,
     spearman,
     weight_grid,
 )
+from opik_semantic_metrics.semantic.combine import Combination
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -57,10 +60,28 @@ def test_spearman_equals_scipys():
 
 def test_best_weights_find_the_weights_that_made_the_human_scores():
     rng = np.random.default_rng(2)
-    levels = rng.uniform(0, 1, size=(300, 3))
-    assert best_weights(levels, levels @ np.array([0.6, 0.3, 0.1])) == pytest.approx(
-        (0.6, 0.3, 0.1)
+    levels = np.hstack([rng.uniform(0, 1, size=(300, 3)), np.zeros((300, 2))])
+    like = Combination.create(negation_penalty=0.05, number_penalty=0.3)
+    weights, negation, numbers = best_weights(levels, levels[:, :3] @ [0.6, 0.3, 0.1], like)
+    assert weights == pytest.approx((0.6, 0.3, 0.1))
+    # No pair trips either check: the pairs say nothing of the penalties, which stay.
+    assert (negation, numbers) == (0.05, 0.3)
+
+
+def test_best_weights_find_the_penalties_that_made_the_human_scores():
+    rng = np.random.default_rng(3)
+    levels = np.hstack(
+        [
+            rng.uniform(0, 1, size=(400, 3)),
+            (rng.uniform(size=(400, 1)) < 0.2).astype(float),  # a negation flip
+            rng.choice([0.0, 0.5, 1.0], p=[0.8, 0.1, 0.1], size=(400, 1)),  # changed numbers
+        ]
     )
+    human = levels[:, :3] @ np.array([0.2, 0.2, 0.6]) - 0.15 * levels[:, 3] - 0.25 * levels[:, 4]
+    weights, negation, numbers = best_weights(levels, human, Combination.create())
+    assert weights == pytest.approx((0.2, 0.2, 0.6))
+    assert (negation, numbers) == (0.15, 0.25)
+    assert {negation, numbers} <= set(PENALTIES)
 
 
 def test_calibrating_on_stsb_train_keeps_the_default_s_ranking_on_held_out_pairs(calibrated):
@@ -96,7 +117,10 @@ def test_calibrated_scores_use_the_calibration_and_stay_in_range(calibrated, tra
     results = engine.score(outputs[:40], references[:40])
     for result in results:
         assert 0.0 <= result.score <= 1.0
-        raw = report.combination.raw(result.word, result.sentence, result.paragraph)
+        raw = report.combination.raw(
+            result.word, result.sentence, result.paragraph, result.negation_flip,
+            result.changed_numbers,
+        )  # fmt: skip
         assert result.raw_score == raw
         assert result.score == report.combination.final(raw)
     assert engine.score(["A dog runs."], ["A dog runs."])[0].score == 1.0
@@ -108,8 +132,10 @@ def test_save_and_load_keep_the_calibrated_scores_exactly(calibrated, train_pair
     path = tmp_path / "state.json"
     engine.save(path)
     saved = json.loads(path.read_text())
-    assert saved["version"] == 2
+    assert saved["version"] == 3
     assert saved["calibration"]["weights"] == list(report.combination.weights)
+    assert saved["calibration"]["negation_penalty"] == report.combination.negation_penalty
+    assert saved["calibration"]["number_penalty"] == report.combination.number_penalty
     fresh = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu")
     fresh.load(path)
     assert fresh.state == engine.state
@@ -130,14 +156,38 @@ def test_a_state_saved_before_calibration_existed_still_loads(tmp_path, train_pa
     assert loaded == engine.state and loaded.calibration is None
 
 
+def test_a_calibration_saved_before_the_flip_checks_loads_without_them(
+    calibrated, train_pairs, tmp_path
+):
+    """A version-2 calibration was fitted and scored without flip penalties: it loads with
+    both at 0, so its scores are those it gave."""
+    engine, report = calibrated
+    path = tmp_path / "state.json"
+    engine.save(path)
+    document = json.loads(path.read_text())
+    document["version"] = 2
+    del document["calibration"]["negation_penalty"], document["calibration"]["number_penalty"]
+    path.write_text(json.dumps(document))
+    loaded = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu").load(path)
+    assert loaded.calibration is not None
+    assert loaded.calibration.weights == report.combination.weights
+    assert (loaded.calibration.negation_penalty, loaded.calibration.number_penalty) == (0.0, 0.0)
+
+
+_CURVE = {"snap": None, "softness": 0.1, "negation_penalty": 0.1, "number_penalty": 0.2}
+
+
 @pytest.mark.parametrize(
     ("calibration", "message"),
     [
         ("weights", "calibration must be an object"),
-        ({"weights": [1, 1], "floor": 0.2, "snap": None, "softness": 0.1}, "weights"),
-        ({"weights": [1, 1, 1], "floor": 2.0, "snap": None, "softness": 0.1}, "floor"),
-        ({"weights": [1, 1, 1], "floor": 0.2, "snap": None, "softness": -1}, "softness"),
+        ({**_CURVE, "weights": [1, 1], "floor": 0.2}, "weights"),
+        ({**_CURVE, "weights": [1, 1, 1], "floor": 2.0}, "floor"),
+        ({**_CURVE, "weights": [1, 1, 1], "floor": 0.2, "softness": -1}, "softness"),
         ({"weights": [1, 1, 1], "floor": 0.2, "snap": None}, "softness"),
+        ({**_CURVE, "weights": [1, 1, 1], "floor": 0.2, "negation_penalty": 2}, "negation_pen"),
+        ({**_CURVE, "weights": [1, 1, 1], "floor": 0.2, "number_penalty": True}, "number_pen"),
+        ({"weights": [1, 1, 1], "floor": 0.2, "snap": None, "softness": 0.1}, "negation_pen"),
     ],
 )
 def test_a_damaged_calibration_is_refused(tmp_path, calibration, message):

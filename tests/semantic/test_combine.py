@@ -21,6 +21,22 @@ def test_defaults():
     combination = Combination.create()
     assert combination.weights == pytest.approx(DEFAULT_WEIGHTS) == (0.25, 0.1, 0.65)
     assert (combination.floor, combination.snap, combination.softness) == (0.25, 0.99, 0.15)
+    assert (combination.negation_penalty, combination.number_penalty) == (0.1, 0.2)
+
+
+def test_the_flip_penalties_come_off_the_raw_score_row_by_row():
+    combination = Combination.create(weights=(1, 1, 2), negation_penalty=0.3, number_penalty=0.2)
+    rows = np.array([[0.8, 0.6, 0.7, 0.0, 0.0], [0.8, 0.6, 0.7, 1.0, 0.5], [1, 1, 1, 0, 0]])
+    expected = [0.7, 0.7 - 0.3 - 0.1, 1.0]
+    assert combination.raw_array(rows) == pytest.approx(expected, abs=1e-12)
+    assert [combination.raw(*row) for row in rows.tolist()] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ["negation_penalty", "number_penalty"])
+@pytest.mark.parametrize("value", [-0.1, 1.5, math.nan, True, "0.1", None])
+def test_a_penalty_outside_0_1_is_refused(name, value):
+    with pytest.raises(ValueError, match=f"`{name}` in \\[0, 1\\]"):
+        Combination.create(**{name: value})
 
 
 def _reference_smooth_floor(raw: float, floor: float, softness: float) -> float:

@@ -1,11 +1,14 @@
 """What the default SemanticMatch is for, and the recipe's settings against its formula.
 
-The default keeps negations in the word and sentence levels and bends unrelated pairs
-towards 0 smoothly; ``RECIPE_SETTINGS`` gives back the layered recipe's scores, checked
-here against the recipe's formula on sentence-transformers' own embeddings.
+The default keeps negations in the word and sentence levels, lowers pairs where one text
+negates or the output changes a number, and bends unrelated pairs towards 0 smoothly;
+``RECIPE_SETTINGS`` gives back the layered recipe's scores, checked here against the
+recipe's formula on sentence-transformers' own embeddings.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -52,6 +55,62 @@ def test_a_negation_now_counts_at_the_word_and_sentence_levels(engine, recipe):
     for result in recipe.score(outputs, references):
         assert result.word == pytest.approx(1.0, abs=1e-6)
         assert result.sentence == pytest.approx(1.0, abs=1e-6)
+
+
+@pytest.fixture(scope="module")
+def unchecked() -> SemanticMatchEngine:
+    return SemanticMatchEngine(
+        "all-MiniLM-L6-v2", device="cpu", negation_penalty=0.0, number_penalty=0.0
+    )
+
+
+CHANGED_NUMBERS = [
+    ("The meeting is at 5 pm.", "The meeting is at 3 pm.", 1.0),
+    ("The company employs 5,000 people.", "The company employs 500 people.", 1.0),
+    ("Five men are playing football.", "Three men are playing football.", 1.0),
+    ("5 men and 2 dogs ran.", "5 men and 3 dogs ran.", 0.5),
+]
+
+
+def test_the_flip_checks_lower_the_raw_score_by_their_penalties(engine, unchecked):
+    outputs = [a for a, _ in NEGATED] + [a for a, _, _ in CHANGED_NUMBERS]
+    references = [b for _, b in NEGATED] + [b for _, b, _ in CHANGED_NUMBERS]
+    shares = [0.0] * len(NEGATED) + [share for _, _, share in CHANGED_NUMBERS]
+    checked, plain = engine.score(outputs, references), unchecked.score(outputs, references)
+    for index, (result, without) in enumerate(zip(checked, plain, strict=True)):
+        negated = index < len(NEGATED)
+        assert result.negation_flip == (1.0 if negated else 0.0)
+        assert result.changed_numbers == shares[index]
+        assert result.word == without.word and result.paragraph == without.paragraph
+        lowered = 0.1 if negated else 0.2 * shares[index]
+        assert result.raw_score == pytest.approx(without.raw_score - lowered, abs=1e-12)
+        assert result.score < without.score
+    # No flip in identical texts: they still score exactly 1.0.
+    assert [r.score for r in engine.score(outputs, outputs)] == [1.0] * len(outputs)
+
+
+def _triples(kinds: set[str]) -> tuple[list[str], list[str], list[str]]:
+    path = Path(__file__).parents[2] / "benchmarks" / "data" / "contrastive" / "triples.tsv"
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+    chosen = [row for row in rows if row[0] in kinds]
+    return [r[1] for r in chosen], [r[2] for r in chosen], [r[3] for r in chosen]
+
+
+def test_the_flip_checks_rank_paraphrases_above_negated_and_renumbered_variants(engine, unchecked):
+    """On the contrastive set's 83 negation and number triples, the paraphrase of the
+    anchor must score above the variant whose meaning a negation or a changed number
+    flips: the checks turn most of the embeddings' misses into wins."""
+    anchors, paraphrases, flipped = _triples({"negation", "number"})
+    assert len(anchors) == 83
+
+    def accuracy(metric: SemanticMatchEngine) -> float:
+        better = np.array([r.score for r in metric.score(paraphrases, anchors)])
+        worse = np.array([r.score for r in metric.score(flipped, anchors)])
+        return float(np.mean(better > worse))
+
+    with_checks, without = accuracy(engine), accuracy(unchecked)
+    assert with_checks >= 0.9
+    assert with_checks > without + 0.1
 
 
 def test_an_answer_of_stop_words_alone_is_still_no_answer(engine):

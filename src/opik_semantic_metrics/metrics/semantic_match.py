@@ -44,6 +44,8 @@ from opik_semantic_metrics.semantic.calibration import DEFAULT_FOLDS, Calibratio
 from opik_semantic_metrics.semantic.cleaning import Cleaning
 from opik_semantic_metrics.semantic.combine import (
     DEFAULT_FLOOR,
+    DEFAULT_NEGATION_PENALTY,
+    DEFAULT_NUMBER_PENALTY,
     DEFAULT_SNAP,
     DEFAULT_SOFTNESS,
     DEFAULT_WEIGHTS,
@@ -77,10 +79,12 @@ class SemanticMatch(PackageMetric):
 
     Three cosine-based levels (idf-weighted word-piece alignment, sentence embedding of
     the texts without stop words but with their negations, sentence embedding of the raw
-    texts rescaled by a baseline of unrelated pairs) are weighted, bent towards 0 past a
-    floor and snapped to 1 near the top; see :mod:`opik_semantic_metrics.semantic.combine`
-    for the formula. :meth:`calibrate` fits the weights and the curve to pairs people
-    have scored; ``SemanticMatch(**RECIPE_SETTINGS)`` (from
+    texts rescaled by a baseline of unrelated pairs) are weighted, lowered where one text
+    negates and the other does not or where the output states numbers the reference does
+    not (flips that embeddings hardly see), bent towards 0 past a floor and snapped to 1
+    near the top; see :mod:`opik_semantic_metrics.semantic.combine` for the formula.
+    :meth:`calibrate` fits the weights, penalties and curve to pairs people have scored;
+    ``SemanticMatch(**RECIPE_SETTINGS)`` (from
     :mod:`opik_semantic_metrics.semantic.engine`) scores as the layered recipe does.
     Identical answers score 1.0 and unrelated ones near 0.0; a text of punctuation or symbols
     alone ("?", "✓") is no answer and scores 0.0, even against itself.
@@ -98,6 +102,10 @@ class SemanticMatch(PackageMetric):
         snap: Scores at or above it become 1.0 (default 0.99; ``None`` never snaps).
         softness: Width of the curve's bend (default 0.15); 0 is the recipe's hard
             floor, under which raw scores at or below ``floor`` all score exactly 0.
+        negation_penalty: Subtracted from the raw score where exactly one text negates
+            (default 0.1; 0 turns the check off).
+        number_penalty: Subtracted, times the share of the output's numbers the
+            reference does not state, from the raw score (default 0.2; 0 turns it off).
         token_vectors: ``"contextual"`` (default) or ``"isolated"`` word-piece vectors.
         cleaning: ``"keep_negations"`` (default: "not", "no", "nor", "isn't"... stay in
             the word and sentence levels) or the recipe's ``"all_stop_words"``.
@@ -140,6 +148,8 @@ class SemanticMatch(PackageMetric):
         dtype: str | torch.dtype | None = None,
         softness: float = DEFAULT_SOFTNESS,
         cleaning: Cleaning = "keep_negations",
+        negation_penalty: float = DEFAULT_NEGATION_PENALTY,
+        number_penalty: float = DEFAULT_NUMBER_PENALTY,
     ) -> None:
         super().__init__(name=name, track=track, project_name=project_name)
         self.engine = SemanticMatchEngine(
@@ -148,6 +158,8 @@ class SemanticMatch(PackageMetric):
             floor=floor,
             snap=snap,
             softness=softness,
+            negation_penalty=negation_penalty,
+            number_penalty=number_penalty,
             token_vectors=token_vectors,
             cleaning=cleaning,
             paragraph_baseline=paragraph_baseline,
@@ -225,7 +237,8 @@ class SemanticMatch(PackageMetric):
         folds: int = DEFAULT_FOLDS,
         seed: int = 0,
     ) -> CalibrationReport:
-        """Fit the weights and the output curve to pairs people have scored.
+        """Fit the weights, the flip penalties and the output curve to pairs people have
+        scored.
 
         Fit first (:meth:`fit`, on the dataset's references); a later fit drops the
         calibration. The pairs are cross-validated in ``folds`` folds, then the weights
@@ -322,6 +335,8 @@ class SemanticMatch(PackageMetric):
             "sentence": result.sentence,
             "paragraph": result.paragraph,
             "paragraph_cosine": result.paragraph_cosine,
+            "negation_flip": result.negation_flip,
+            "changed_numbers": result.changed_numbers,
             "raw_score": result.raw_score,
             "snapped": result.snapped,
             "output_truncated": result.output_truncated,
@@ -338,6 +353,8 @@ class SemanticMatch(PackageMetric):
             "floor": combination.floor,
             "snap": combination.snap,
             "softness": combination.softness,
+            "negation_penalty": combination.negation_penalty,
+            "number_penalty": combination.number_penalty,
             "calibrated": state.calibration is not None,
             "fitted": state.fitted,
             "idf": (
@@ -362,6 +379,13 @@ class SemanticMatch(PackageMetric):
             f"SemanticMatch {result.score:.3f} (word {result.word:.3f}, sentence "
             f"{result.sentence:.3f}, paragraph {result.paragraph:.3f}; raw {result.raw_score:.3f})"
         ]
+        if result.negation_flip and combination.negation_penalty:
+            parts.append(f"one text negates, the other not (-{combination.negation_penalty:g})")
+        if result.changed_numbers and combination.number_penalty:
+            parts.append(
+                f"{result.changed_numbers:.0%} of the output's numbers are not in the reference "
+                f"(-{combination.number_penalty * result.changed_numbers:.3g})"
+            )
         if result.snapped:
             parts.append(f"snapped to 1.0 (>= {combination.snap})")
         elif result.score == 0.0:

@@ -1,12 +1,17 @@
-"""Fitting the layered score's weights and output curve to pairs people have scored.
+"""Fitting the layered score's weights, penalties and output curve to pairs people have
+scored.
 
-Given the three levels of each labelled pair (see
-:mod:`~opik_semantic_metrics.semantic.levels`) and its human score,
+Given the levels of each labelled pair (rows of
+:data:`~opik_semantic_metrics.semantic.combine.LEVEL_COLUMNS`: the three levels of
+:mod:`~opik_semantic_metrics.semantic.levels` and the two flip checks of
+:mod:`~opik_semantic_metrics.semantic.flips`) and its human score,
 :func:`fit_combination` chooses
 
-1. the weights, on a grid over the simplex in steps of :data:`WEIGHT_STEP`, as those whose
-   weighted sum ranks the pairs most like the human scores (Spearman's correlation; the
-   first of equals in grid order);
+1. the weights, on a grid over the simplex in steps of :data:`WEIGHT_STEP`, together with
+   the two flip penalties, on the grid :data:`PENALTIES`, as those whose raw score ranks
+   the pairs most like the human scores (Spearman's correlation; the first of equals in
+   grid order). A check that no labelled pair trips keeps the penalty it had: the pairs
+   say nothing about it;
 2. the floor and softness of the curve (:mod:`~opik_semantic_metrics.semantic.combine`),
    on the grids :data:`FLOORS` and :data:`SOFTNESSES`, as those whose scores lie nearest
    the human scores rescaled to ``[0, 1]`` (least squares). Every curve on the grid is
@@ -19,17 +24,20 @@ Spearman of the fitted combination with that of a given one (the engine's defaul
 Example:
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
-    >>> levels = rng.uniform(0, 1, size=(200, 3))
-    >>> human = levels @ np.array([0.1, 0.1, 0.8])
-    >>> combination = fit_combination(levels, human, snap=None)
+    >>> levels = np.hstack([rng.uniform(0, 1, size=(200, 3)), np.zeros((200, 2))])
+    >>> levels[:50, 3] = 1.0  # a negation flip in the first 50 pairs
+    >>> human = levels[:, :3] @ np.array([0.1, 0.1, 0.8]) - 0.2 * levels[:, 3]
+    >>> combination = fit_combination(levels, human, Combination.create(snap=None))
     >>> tuple(round(weight, 2) for weight in combination.weights)
     (0.1, 0.1, 0.8)
+    >>> combination.negation_penalty, combination.number_penalty
+    (0.2, 0.2)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -41,6 +49,8 @@ from opik_semantic_metrics.semantic.combine import Combination
 
 #: Step of the weight grid: 231 weight triples.
 WEIGHT_STEP: Final = 0.05
+#: Flip penalties tried (each of the two checks).
+PENALTIES: Final = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
 #: Floors tried for the curve.
 FLOORS: Final = tuple(round(0.05 * step, 2) for step in range(13))
 #: Softnesses tried for the curve (all smooth: a hard floor ties pairs).
@@ -58,7 +68,7 @@ class CalibrationReport:
     """What a calibration fitted and how it ranks pairs it was not fitted on.
 
     Attributes:
-        combination: Weights and curve fitted on every pair.
+        combination: Weights, penalties and curve fitted on every pair.
         pairs: Labelled pairs fitted on (those the layered score could score).
         held_out_spearman: Per fold, the Spearman x100 of the combination fitted on the
             other folds, on the fold's pairs.
@@ -109,33 +119,52 @@ def spearman(scores: Array, human: Array) -> Array:
 
 
 def final_scores(combination: Combination, levels: Array) -> Array:
-    """The combination's final score of each row of ``levels`` (word, sentence,
-    paragraph)."""
-    return combination.final_array(levels @ np.array(combination.weights))
+    """The combination's final score of each row of ``levels`` (see
+    :data:`~opik_semantic_metrics.semantic.combine.LEVEL_COLUMNS`)."""
+    return combination.final_array(combination.raw_array(levels))
 
 
-def best_weights(levels: Array, human: Array, step: float = WEIGHT_STEP) -> tuple[float, ...]:
-    """The grid's weight triple whose weighted sum ranks ``levels`` most like ``human``."""
+def best_weights(
+    levels: Array, human: Array, like: Combination, step: float = WEIGHT_STEP
+) -> tuple[tuple[float, float, float], float, float]:
+    """The grid's weights and penalties whose raw score ranks ``levels`` most like
+    ``human``: ``(weights, negation_penalty, number_penalty)``.
+
+    A check no row trips keeps ``like``'s penalty.
+    """
     grid = weight_grid(step)
-    correlations = spearman(levels @ grid.T, human)
-    return tuple(float(weight) for weight in grid[int(np.argmax(correlations))])
+    weighted = levels[:, :3] @ grid.T
+    choices = [
+        PENALTIES if levels[:, column].any() else (current,)
+        for column, current in ((3, like.negation_penalty), (4, like.number_penalty))
+    ]
+    best: tuple[float, tuple[float, float, float], float, float] | None = None
+    for negation in choices[0]:
+        for numbers in choices[1]:
+            penalised = weighted - (negation * levels[:, 3] + numbers * levels[:, 4])[:, None]
+            correlations = spearman(penalised, human)
+            at = int(np.argmax(correlations))
+            if best is None or correlations[at] > best[0]:
+                word, sentence, paragraph = (float(weight) for weight in grid[at])
+                best = (float(correlations[at]), (word, sentence, paragraph), negation, numbers)
+    assert best is not None
+    return best[1], best[2], best[3]
 
 
 def fit_curve(
-    weights: Sequence[float],
+    chosen: Combination,
     levels: Array,
     human: Array,
-    snap: float | None,
     unrelated: Array | None = None,
     unrelated_median: float = 1.0,
 ) -> Combination:
     """The floor and softness whose scores lie nearest ``human`` rescaled to ``[0, 1]``.
 
     Args:
-        weights: The weights to keep.
-        levels: ``(pairs, 3)`` word, sentence and paragraph levels.
+        chosen: The weights, penalties and snap to keep.
+        levels: ``(pairs, 5)`` levels (see
+            :data:`~opik_semantic_metrics.semantic.combine.LEVEL_COLUMNS`).
         human: The pairs' human scores (any scale: rescaled by their range).
-        snap: The snap to keep.
         unrelated: Levels of pairs known to be unrelated; with it, only curves that
             score their median at most ``unrelated_median`` are considered.
         unrelated_median: See ``unrelated``.
@@ -147,7 +176,7 @@ def fit_curve(
     best: tuple[float, Combination] | None = None
     for floor in FLOORS:
         for softness in SOFTNESSES:
-            combination = Combination.create(weights, floor, snap, softness)
+            combination = dataclasses.replace(chosen, floor=floor, softness=softness)
             if (
                 unrelated is not None
                 and float(np.median(final_scores(combination, unrelated))) > unrelated_median
@@ -166,13 +195,19 @@ def fit_curve(
 def fit_combination(
     levels: Array,
     human: Array,
-    snap: float | None,
+    like: Combination,
     unrelated: Array | None = None,
     unrelated_median: float = 1.0,
 ) -> Combination:
-    """The weights (:func:`best_weights`), then the curve (:func:`fit_curve`)."""
-    weights = best_weights(levels, human)
-    return fit_curve(weights, levels, human, snap, unrelated, unrelated_median)
+    """The weights and penalties (:func:`best_weights`), then the curve
+    (:func:`fit_curve`); ``like`` gives the snap, and the penalty of a check no pair
+    trips."""
+    weights, negation, numbers = best_weights(levels, human, like)
+    chosen = Combination.create(
+        weights, like.floor, like.snap, like.softness, negation_penalty=negation,
+        number_penalty=numbers,
+    )  # fmt: skip
+    return fit_curve(chosen, levels, human, unrelated, unrelated_median)
 
 
 def cross_validate(
@@ -189,7 +224,7 @@ def cross_validate(
     default: list[float] = []
     for held_out in np.array_split(order, folds):
         train = np.setdiff1d(order, held_out)
-        combination = fit_combination(levels[train], human[train], against.snap)
+        combination = fit_combination(levels[train], human[train], against)
         for scores, into in (
             (final_scores(combination, levels[held_out]), fitted),
             (final_scores(against, levels[held_out]), default),

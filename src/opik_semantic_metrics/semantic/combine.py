@@ -1,15 +1,19 @@
-"""The layered score: paragraph baseline, weights, output curve and snap.
+"""The layered score: paragraph baseline, weights, flip penalties, output curve and snap.
 
 With the word, sentence and paragraph scores of a pair (see
-:mod:`~opik_semantic_metrics.semantic.levels`)::
+:mod:`~opik_semantic_metrics.semantic.levels`) and its two flip checks (see
+:mod:`~opik_semantic_metrics.semantic.flips`)::
 
     paragraph = (r - b) / (1 - b)                      r: raw-text cosine, b: baseline
     raw       = w_word * word + w_sentence * sentence + w_paragraph * paragraph
+                - p_negation * negation_flip - p_numbers * changed_numbers
     score     = curve(raw)
     score     = 1.0 if score >= snap
 
 The weights are relative: they are divided by their sum, so that ``raw`` is 1 when every
-level is 1.
+level is 1. The penalties lower the raw score of a pair where exactly one text negates,
+or where the output states numbers the reference does not: the flips that the three
+embedding levels hardly see. Identical texts have no flip, so they still score 1.
 
 **The curve** maps ``raw`` into ``[0, 1]`` with 1 kept at 1, so that unrelated answers
 (raw near or below the floor) score near 0. With ``softness`` ``t > 0`` it is a smooth
@@ -21,11 +25,12 @@ goes to 0. With ``t = 0`` it is the hard floor of the layered semantic score's r
 answers reach 1 rather than 0.75, which changes no order.) The snap turns float rounding
 of identical answers into exactly 1.0.
 
-The defaults (:data:`DEFAULT_WEIGHTS`, :data:`DEFAULT_FLOOR`, :data:`DEFAULT_SOFTNESS`,
+The defaults (:data:`DEFAULT_WEIGHTS`, :data:`DEFAULT_NEGATION_PENALTY`,
+:data:`DEFAULT_NUMBER_PENALTY`, :data:`DEFAULT_FLOOR`, :data:`DEFAULT_SOFTNESS`,
 :data:`DEFAULT_SNAP`) were chosen on the STS Benchmark's train split with
-all-MiniLM-L6-v2 (the weights for ranking, the curve for unrelated pairs near 0 and
-scores near the human ones); the recipe's are :data:`RECIPE_WEIGHTS`,
-:data:`RECIPE_FLOOR`, ``softness=0`` and :data:`RECIPE_SNAP`.
+all-MiniLM-L6-v2 (the weights and penalties for ranking, the curve for unrelated pairs
+near 0 and scores near the human ones); the recipe's are :data:`RECIPE_WEIGHTS`, no
+penalties, :data:`RECIPE_FLOOR`, ``softness=0`` and :data:`RECIPE_SNAP`.
 """
 
 from __future__ import annotations
@@ -48,6 +53,13 @@ RECIPE_FLOOR: Final = 0.25
 RECIPE_SNAP: Final = 0.95
 #: Default weights (see the module docstring).
 DEFAULT_WEIGHTS: Final = (0.25, 0.1, 0.65)
+#: Default penalty of a pair where exactly one text negates.
+DEFAULT_NEGATION_PENALTY: Final = 0.1
+#: Default penalty of a pair whose output states only numbers the reference does not
+#: (scaled by their share of the output's numbers).
+DEFAULT_NUMBER_PENALTY: Final = 0.2
+#: Columns of a row of levels as :meth:`Combination.raw_array` reads them.
+LEVEL_COLUMNS: Final = ("word", "sentence", "paragraph", "negation_flip", "changed_numbers")
 #: Default floor: the raw score about which the curve bends towards 0.
 DEFAULT_FLOOR: Final = 0.25
 #: Default softness of the floor (0: the recipe's hard floor).
@@ -100,14 +112,19 @@ class Combination:
         snap: Scores at or above it become 1.0; ``None`` never snaps.
         softness: Width of the bend; 0 is the recipe's hard floor (raw scores at or
             below the floor score exactly 0).
+        negation_penalty: Subtracted from the raw score where exactly one text negates.
+        number_penalty: Subtracted, times the share of the output's numbers the
+            reference does not state, from the raw score.
 
     Example:
         >>> combination = Combination.create(weights=(2, 2, 1), floor=0.25, snap=0.95,
-        ...                                  softness=0.0)
+        ...                                  softness=0.0, negation_penalty=0.1)
         >>> combination.weights
         (0.4, 0.4, 0.2)
         >>> combination.raw(1.0, 1.0, 1.0), combination.final(1.0)
         (1.0, 1.0)
+        >>> combination.raw(1.0, 1.0, 1.0, negation_flip=1.0, changed_numbers=0.5)
+        0.8
         >>> combination.final(0.25), combination.final(0.1), round(combination.final(0.7), 4)
         (0.0, 0.0, 0.6)
         >>> smooth = Combination.create(floor=0.25, softness=0.05)
@@ -119,6 +136,8 @@ class Combination:
     floor: float
     snap: float | None
     softness: float = 0.0
+    negation_penalty: float = 0.0
+    number_penalty: float = 0.0
 
     @classmethod
     def create(
@@ -127,13 +146,15 @@ class Combination:
         floor: float = DEFAULT_FLOOR,
         snap: float | None = DEFAULT_SNAP,
         softness: float = DEFAULT_SOFTNESS,
+        negation_penalty: float = DEFAULT_NEGATION_PENALTY,
+        number_penalty: float = DEFAULT_NUMBER_PENALTY,
     ) -> Combination:
         """Check the arguments and normalise the weights.
 
         Raises:
             ValueError: Not three finite non-negative weights with a positive sum; a floor
-                outside ``[0, 1)``; a snap outside ``(0, 1]``; a softness outside
-                ``[0, 1]``.
+                outside ``[0, 1)``; a snap outside ``(0, 1]``; a softness or a penalty
+                outside ``[0, 1]``.
         """
         # A NumPy array of weights is no Sequence, but reads the same.
         is_sequence = isinstance(weights, Sequence) or hasattr(weights, "__array__")
@@ -152,8 +173,13 @@ class Combination:
             raise ValueError(f"Expected `floor` in [0, 1), got {floor!r}.")
         if snap is not None and (not is_real_number(snap) or not 0.0 < snap <= 1.0):
             raise ValueError(f"Expected `snap` in (0, 1] or None, got {snap!r}.")
-        if not is_real_number(softness) or not 0.0 <= softness <= 1.0:
-            raise ValueError(f"Expected `softness` in [0, 1], got {softness!r}.")
+        for name, value in (
+            ("softness", softness),
+            ("negation_penalty", negation_penalty),
+            ("number_penalty", number_penalty),
+        ):
+            if not is_real_number(value) or not 0.0 <= value <= 1.0:
+                raise ValueError(f"Expected `{name}` in [0, 1], got {value!r}.")
         values = tuple(float(value) for value in values)
         if not math.isfinite(sum(values)):
             # Weights near the float limit overflow their sum; they are relative.
@@ -165,12 +191,34 @@ class Combination:
             float(floor),
             None if snap is None else float(snap),
             float(softness),
+            float(negation_penalty),
+            float(number_penalty),
         )
 
-    def raw(self, word: float, sentence: float, paragraph: float) -> float:
-        """The weighted sum of the three levels."""
+    def raw(
+        self,
+        word: float,
+        sentence: float,
+        paragraph: float,
+        negation_flip: float = 0.0,
+        changed_numbers: float = 0.0,
+    ) -> float:
+        """The weighted sum of the three levels, less the flip penalties."""
         w_word, w_sentence, w_paragraph = self.weights
-        return w_word * word + w_sentence * sentence + w_paragraph * paragraph
+        return (
+            w_word * word
+            + w_sentence * sentence
+            + w_paragraph * paragraph
+            - self.negation_penalty * negation_flip
+            - self.number_penalty * changed_numbers
+        )
+
+    def raw_array(self, levels: NDArray[np.float64]) -> NDArray[np.float64]:
+        """:meth:`raw` of each row of ``levels``, whose columns are :data:`LEVEL_COLUMNS`."""
+        penalties = np.array([self.negation_penalty, self.number_penalty])
+        return np.asarray(
+            levels[:, :3] @ np.array(self.weights) - levels[:, 3:5] @ penalties, dtype=np.float64
+        )
 
     def rescaled(self, raw: float) -> float:
         """``raw`` through the curve: 1 kept at 1, the floor towards 0, within ``[0, 1]``."""

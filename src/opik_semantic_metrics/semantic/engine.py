@@ -27,8 +27,8 @@ smoothed idf of every word piece and the paragraph baseline: the mean raw-text c
 100 random pairs of distinct references (seeded), taken as unrelated. Neither depends on
 the order of the references. Without a fit, every piece weighs 1 (the idf of an empty
 corpus) and the baseline is 0 (no rescaling); the result metadata says which applies.
-:meth:`SemanticMatchEngine.calibrate` fits the weights and output curve to pairs people
-have scored and keeps them in the fitted state, which saves to and loads from JSON.
+:meth:`SemanticMatchEngine.calibrate` fits the weights, flip penalties and output curve
+to pairs people have scored and keeps them in the fitted state, which saves to and loads from JSON.
 
 **Texts that cannot be scored** get a defined score and a status, never an exception:
 
@@ -112,9 +112,12 @@ from opik_semantic_metrics.semantic.cleaning import (
 )
 from opik_semantic_metrics.semantic.combine import (
     DEFAULT_FLOOR,
+    DEFAULT_NEGATION_PENALTY,
+    DEFAULT_NUMBER_PENALTY,
     DEFAULT_SNAP,
     DEFAULT_SOFTNESS,
     DEFAULT_WEIGHTS,
+    LEVEL_COLUMNS,
     MAX_PARAGRAPH_BASELINE,
     RECIPE_FLOOR,
     RECIPE_SNAP,
@@ -123,6 +126,7 @@ from opik_semantic_metrics.semantic.combine import (
     check_baseline,
     rescale_by_baseline,
 )
+from opik_semantic_metrics.semantic.flips import changed_numbers, negation_flip
 from opik_semantic_metrics.semantic.idf import SmoothedIdf
 from opik_semantic_metrics.semantic.levels import WeightedPieces, WordLevel, cosine, word_level
 from opik_semantic_metrics.semantic.pooling import PoolingConfig, pool, read_pooling_config
@@ -145,13 +149,15 @@ Status = Literal[
 _SAME: Final = ("same_stop_words", "same_unknown_words")
 
 #: The layered semantic score's recipe, as engine (and metric) arguments: its weights,
-#: hard floor, snap and whole stop-word list.
+#: hard floor, snap and whole stop-word list, without flip penalties.
 RECIPE_SETTINGS: Final[Mapping[str, Any]] = MappingProxyType(
     {
         "weights": RECIPE_WEIGHTS,
         "floor": RECIPE_FLOOR,
         "snap": RECIPE_SNAP,
         "softness": 0.0,
+        "negation_penalty": 0.0,
+        "number_penalty": 0.0,
         "cleaning": "all_stop_words",
     }
 )
@@ -167,9 +173,10 @@ DEFAULT_PARAGRAPH_BASELINE: Final = 0.0
 #: SentencePiece).
 _PIECE_MARKERS: Final = ("##", "\u0120", "\u2581")
 _STATE_FORMAT: Final = "opik-semantic-metrics/semantic-match-state"
-_STATE_VERSION: Final = 2
-#: Versions :meth:`SemanticMatchEngine.load` reads: 1 has no calibration.
-_READABLE_VERSIONS: Final = (1, 2)
+_STATE_VERSION: Final = 3
+#: Versions :meth:`SemanticMatchEngine.load` reads: 1 has no calibration, 2 a calibration
+#: without flip penalties (it was fitted and scored without them, so they load as 0).
+_READABLE_VERSIONS: Final = (1, 2, 3)
 _BASELINE_SOURCES: Final = ("fitted", "fixed", "default")
 
 
@@ -222,11 +229,16 @@ class SemanticMatchResult:
 
     Attributes:
         score: The final score in ``[0, 1]``.
-        raw_score: The weighted sum of the levels, before floor and snap.
+        raw_score: The weighted sum of the levels less the flip penalties, before the
+            curve and snap.
         word, word_precision, word_recall: The word level (F1) and its two halves.
         sentence: Cosine of the cleaned texts' sentence embeddings.
         paragraph: The raw texts' cosine rescaled by the baseline.
         paragraph_cosine: The raw texts' cosine (a plain sentence-embedding cosine).
+        negation_flip: 1.0 where exactly one text negates, else 0.0 (see
+            :mod:`~opik_semantic_metrics.semantic.flips`).
+        changed_numbers: The share of the output's numbers the reference does not
+            state, where both state numbers; else 0.0.
         snapped: The score was snapped to 1.0.
         status: ``"scored"``, or why not (see the module docstring).
         output_truncated, reference_truncated: A text was cut to the model's limit.
@@ -240,6 +252,8 @@ class SemanticMatchResult:
     sentence: float | None
     paragraph: float | None
     paragraph_cosine: float | None
+    negation_flip: float | None
+    changed_numbers: float | None
     snapped: bool
     status: Status
     output_truncated: bool
@@ -289,6 +303,8 @@ def _unscored(status: Status) -> SemanticMatchResult:
         sentence=None,
         paragraph=None,
         paragraph_cosine=None,
+        negation_flip=None,
+        changed_numbers=None,
         snapped=False,
         status=status,
         output_truncated=False,
@@ -331,16 +347,21 @@ def _combination_json(combination: Combination) -> dict[str, object]:
         "floor": combination.floor,
         "snap": combination.snap,
         "softness": combination.softness,
+        "negation_penalty": combination.negation_penalty,
+        "number_penalty": combination.number_penalty,
     }
 
 
-def _combination_from_json(data: object) -> Combination | None:
+def _combination_from_json(data: object, version: int) -> Combination | None:
     """A saved calibration, checked as the engine's arguments are; ``None`` for none."""
     if data is None:
         return None
     if not isinstance(data, dict):
         raise ValueError(f"a calibration must be an object, got {type(data).__name__}")
-    combination = Combination.create(data["weights"], data["floor"], data["snap"], data["softness"])
+    curve = (data["weights"], data["floor"], data["snap"], data["softness"])
+    # Version 2 calibrations were fitted and scored without flip penalties.
+    penalties = (data["negation_penalty"], data["number_penalty"]) if version >= 3 else (0.0, 0.0)
+    combination = Combination.create(*curve, *penalties)
     # Weights saved normalised load unchanged: normalising them again could move the last bit.
     word, sentence, paragraph = (float(weight) for weight in data["weights"])
     return dataclasses.replace(combination, weights=(word, sentence, paragraph))
@@ -427,6 +448,10 @@ class SemanticMatchEngine:
         snap: Scores at or above it become 1.0; ``None`` never snaps.
         softness: Width of the curve's bend; 0 is the recipe's hard floor, under which
             every raw score at or below ``floor`` scores exactly 0.
+        negation_penalty: Subtracted from the raw score where exactly one text negates
+            (see :mod:`~opik_semantic_metrics.semantic.flips`); 0 turns the check off.
+        number_penalty: Subtracted, times the share of the output's numbers the
+            reference does not state, from the raw score; 0 turns the check off.
         token_vectors: ``"contextual"`` or ``"isolated"`` word-piece vectors.
         cleaning: ``"keep_negations"`` (default) or the recipe's ``"all_stop_words"``
             (see :mod:`~opik_semantic_metrics.semantic.cleaning`).
@@ -465,6 +490,8 @@ class SemanticMatchEngine:
         floor: float = DEFAULT_FLOOR,
         snap: float | None = DEFAULT_SNAP,
         softness: float = DEFAULT_SOFTNESS,
+        negation_penalty: float = DEFAULT_NEGATION_PENALTY,
+        number_penalty: float = DEFAULT_NUMBER_PENALTY,
         token_vectors: TokenVectors = "contextual",
         cleaning: Cleaning = "keep_negations",
         paragraph_baseline: float | None = None,
@@ -476,7 +503,9 @@ class SemanticMatchEngine:
         cache: EmbeddingCache | None = None,
         trust_remote_code: bool = False,
     ) -> None:
-        self.combination = Combination.create(weights, floor, snap, softness)
+        self.combination = Combination.create(
+            weights, floor, snap, softness, negation_penalty, number_penalty
+        )
         if token_vectors not in TOKEN_VECTOR_MODES:
             raise ValueError(
                 f"Expected `token_vectors` in {TOKEN_VECTOR_MODES}, got {token_vectors!r}."
@@ -787,12 +816,13 @@ class SemanticMatchEngine:
         folds: int = DEFAULT_FOLDS,
         seed: int = 0,
     ) -> CalibrationReport:
-        """Fit the weights and the output curve to pairs people have scored.
+        """Fit the weights, the flip penalties and the output curve to pairs people have
+        scored.
 
         The pairs are scored with the current fitted state (call :meth:`fit` first: a
-        later fit drops the calibration, whose levels it changes); the weights and curve
-        are chosen as :mod:`~opik_semantic_metrics.semantic.calibration` says, first in
-        ``folds`` cross-validation folds to measure them on pairs they were not fitted on,
+        later fit drops the calibration, whose levels it changes); the weights, penalties
+        and curve are chosen as :mod:`~opik_semantic_metrics.semantic.calibration` says,
+        first in ``folds`` cross-validation folds to measure them on pairs they were not fitted on,
         then on every pair. The result is kept in :attr:`state` (which :meth:`save` writes)
         and used by every later score in place of the engine's own weights and curve.
 
@@ -826,14 +856,14 @@ class SemanticMatchEngine:
                 f"be scored; at least {max(MIN_PAIRS, folds)} are needed."
             )
         levels = np.array(
-            [[results[i].word, results[i].sentence, results[i].paragraph] for i in scored],
+            [[getattr(results[i], column) for column in LEVEL_COLUMNS] for i in scored],
             dtype=np.float64,
         )
         human = human[scored]
         if human.max() == human.min():
             raise ValueError("Every human score is the same: there is no order to fit.")
         held_out, default = cross_validate(levels, human, self.combination, folds, seed)
-        combination = fit_combination(levels, human, self.combination.snap)
+        combination = fit_combination(levels, human, self.combination)
         self.state = dataclasses.replace(self.state, calibration=combination)
         return CalibrationReport(combination, len(scored), held_out, default)
 
@@ -868,13 +898,13 @@ class SemanticMatchEngine:
                 document.get("format") != _STATE_FORMAT
                 or document.get("version") not in _READABLE_VERSIONS
             ):
-                raise ValueError(f"expected format {_STATE_FORMAT!r} version 1 or {_STATE_VERSION}")
+                raise ValueError(f"expected format {_STATE_FORMAT!r} version 1 to {_STATE_VERSION}")
             model = document["model"]
             idf = SmoothedIdf.from_json(document["idf"])
             baseline = check_baseline(document["paragraph_baseline"])
             source = document["baseline_source"]
             _check_state_source(source, idf, baseline)
-            calibration = _combination_from_json(document.get("calibration"))
+            calibration = _combination_from_json(document.get("calibration"), document["version"])
             vocabulary_size = self._is_word_piece.numel()
             if any(token_id >= vocabulary_size for token_id in idf.table.weights):
                 raise ValueError(f"a token id beyond the model's {vocabulary_size} word pieces")
@@ -974,7 +1004,9 @@ class SemanticMatchEngine:
         paragraph_cosine = cosine(output.sentence, reference.sentence)
         paragraph = rescale_by_baseline(paragraph_cosine, self.state.paragraph_baseline)
         combination = self.active_combination
-        raw = combination.raw(word.f1, sentence, paragraph)
+        flipped = negation_flip(item.output, item.reference)
+        changed = changed_numbers(item.output, item.reference)
+        raw = combination.raw(word.f1, sentence, paragraph, flipped, changed)
         return SemanticMatchResult(
             score=combination.final(raw),
             raw_score=raw,
@@ -984,6 +1016,8 @@ class SemanticMatchEngine:
             sentence=sentence,
             paragraph=paragraph,
             paragraph_cosine=paragraph_cosine,
+            negation_flip=flipped,
+            changed_numbers=changed,
             snapped=combination.snaps(raw),
             status="scored",
             output_truncated=output.truncated,
