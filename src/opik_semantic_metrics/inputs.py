@@ -6,8 +6,15 @@ of a ``TypeError`` from deep inside a tokenizer; a check of a setting raises
 ``ValueError`` naming the argument, so that a bad setting stops the build.
 
 Numbers follow one rule (:func:`is_real_number`, :func:`is_finite_number`): Python's and
-NumPy's ints and floats are numbers, a bool is not (``True`` given for a threshold or a
-tolerance is a mistake, not 1), and an int too large for a float is not finite.
+NumPy's ints and floats are numbers, a bool (Python's or NumPy's) is not (``True`` given for
+a threshold, a tolerance or a score is a mistake, not 1), and an int too large for a float
+is not finite. A list of scores may also hold an array library's single values (iterating a
+tensor of scores gives them), read as the numbers they hold (:func:`as_real_number`,
+:func:`finite_numbers`). Scores that Opik recorded are the one place a bool counts as 1 or
+0, as Opik averages them (:func:`~opik_semantic_metrics.compare.experiments.collect_scores`).
+
+A module keeps only the checks of its own domain (a range, a count, a file's field), built
+on these.
 """
 
 from __future__ import annotations
@@ -15,10 +22,11 @@ from __future__ import annotations
 import math
 import numbers
 import unicodedata
-from collections.abc import Sequence
-from typing import TypeGuard
+from collections.abc import Sequence, Sized
+from typing import Any, TypeGuard
 
 import numpy as np
+from numpy.typing import NDArray
 
 from opik_semantic_metrics.errors import InputError, shown
 
@@ -70,6 +78,123 @@ def is_finite_number(value: object) -> TypeGuard[float]:
         return math.isfinite(value)  # type: ignore[arg-type]
     except OverflowError:  # an int past a float's range
         return False
+
+
+def as_real_number(value: object) -> float | None:
+    """``value`` as a float if it is a real number (:func:`is_real_number`), or an array
+    library's single value holding an int or a float (a 0-d tensor or array, as iterating
+    a tensor of scores gives); ``None`` for anything else: a bool, Python's, NumPy's or a
+    tensor's, text, ``None``, a ``Decimal``.
+
+    Finiteness is not checked: NaN stays NaN, and an int past a float's range is infinite.
+
+    Example:
+        >>> as_real_number(np.float32(0.5)), as_real_number(np.array(2)), as_real_number(True)
+        (0.5, 2.0, None)
+    """
+    if not is_real_number(value):
+        single: Any = value
+        if getattr(single, "shape", None) != () or not callable(getattr(single, "item", None)):
+            return None
+        value = single.item()
+        if not is_real_number(value):
+            return None
+    number: Any = value
+    try:
+        return float(number)
+    except OverflowError:  # an int past a float's range
+        return math.inf if number > 0 else -math.inf
+
+
+def finite_numbers(values: object, name: str, item: str = "value") -> NDArray[np.float64]:
+    """``values`` (a list of numbers, lists of them for a grid, or an array or tensor) as a
+    float64 array, every value a finite number.
+
+    Each value must be a number by the package's rule (:func:`as_real_number`): a bool is
+    none, even where NumPy would read it as 1 or 0, nor is text that NumPy would parse.
+
+    Raises:
+        ValueError: A value that is no number or not finite (named by ``item`` and its
+            position: ``"human score 3 is nan"``), or ``values`` is no list.
+
+    Example:
+        >>> finite_numbers([0.5, np.float32(0.25), 1], "scores")
+        array([0.5 , 0.25, 1.  ])
+    """
+    floats, refused = read_numbers(values, name)
+    if refused is not None:
+        raise ValueError(
+            f"Expected `{name}` to hold finite numbers only (no NaN, inf or bool); "
+            f"{item} {refused}."
+        )
+    return floats
+
+
+def read_numbers(values: object, name: str) -> tuple[NDArray[np.float64], str | None]:
+    """``values`` read as :func:`finite_numbers` reads them, and, where one is no finite
+    number, the first such as its position and value (``"3 is nan"``, ``"(0, 1) is True"``
+    in a grid), for a caller that words its own refusal; ``None`` where all are.
+
+    Raises:
+        ValueError: ``values`` is no list (a single number, text), or an array NumPy
+            cannot read (a tensor on a GPU).
+
+    Example:
+        >>> read_numbers([0.5, True], "scores")[1]
+        '1 is True'
+    """
+    if isinstance(values, np.ndarray) or hasattr(values, "__array__"):
+        try:
+            array = np.asarray(values)
+        except (TypeError, ValueError, RuntimeError) as error:  # a tensor on a GPU
+            raise ValueError(f"Expected `{name}` to be numbers NumPy can read: {error}") from None
+    else:
+        # As objects: NumPy would otherwise read True as 1.0 and "0.5" as 0.5.
+        array = np.asarray(values, dtype=object)
+    if array.ndim == 0:
+        raise ValueError(f"Expected `{name}` to be a list of numbers, got {type(values).__name__}.")
+    floats = _plain_floats(array)
+    if floats is None:
+        floats = np.empty(array.shape)
+        for index, value in enumerate(array.flat):
+            number = as_real_number(value)
+            if number is None:
+                return floats, _described(array, index)
+            floats.flat[index] = number
+    finite = np.isfinite(floats)
+    if not finite.all():
+        return floats, _described(array, int(np.argmin(finite)))
+    return floats, None
+
+
+def _plain_floats(array: np.ndarray) -> NDArray[np.float64] | None:
+    """An array of ints or floats (or of Python's and NumPy's, as objects) as floats, at
+    NumPy's speed; ``None`` where its values need to be read one by one."""
+    if array.dtype.kind in "iuf":
+        return array.astype(np.float64)
+    if array.dtype != object:
+        return None
+    kinds = set(map(type, array.flat))
+    if not all(issubclass(kind, _PLAIN_NUMBERS) and kind is not bool for kind in kinds):
+        return None
+    try:
+        return array.astype(np.float64)
+    except OverflowError:  # an int past a float's range: read one by one, as infinite
+        return None
+
+
+#: Number types an array of objects converts at once (bool excepted: an int subclass).
+_PLAIN_NUMBERS = (float, int, np.floating, np.integer)
+
+
+def _described(array: np.ndarray, index: int) -> str:
+    """The value at flat ``index``: its position (a tuple in a grid) and value."""
+    position = np.unravel_index(index, array.shape)
+    where = str(position[0]) if array.ndim == 1 else str(tuple(int(i) for i in position))
+    value = array.flat[index]
+    if isinstance(value, np.generic):  # as Python writes it: nan, not np.float64(nan)
+        value = value.item()
+    return f"{where} is {shown(value, 60)}"
 
 
 def check_between_0_and_1(value: object, name: str) -> float:
@@ -269,6 +394,27 @@ def reference_texts(reference: object, what: str) -> list[str]:
     )
 
 
+def check_as_many(items: Sized, name: str, per: Sized, per_name: str) -> None:
+    """Refuse lists that are not aligned: as many ``items`` as ``per`` (both named in the
+    plural: ``"references"``, ``"candidates"``).
+
+    Raises:
+        InputError: Their lengths differ.
+
+    Example:
+        >>> check_as_many(["a"], "sources", ["b", "c"], "translations")
+        Traceback (most recent call last):
+        ...
+        opik_semantic_metrics.errors.InputError: Expected as many sources as translations, \
+got 1 sources for 2 translations.
+    """
+    if len(items) != len(per):
+        raise InputError(
+            f"Expected as many {name} as {per_name}, got {len(items)} {name} for {len(per)} "
+            f"{per_name}."
+        )
+
+
 def check_pairs(candidates: object, references: object) -> tuple[list[str], list[list[str]]]:
     """Candidates and, per candidate, its references as a list of texts.
 
@@ -282,11 +428,7 @@ def check_pairs(candidates: object, references: object) -> tuple[list[str], list
     """
     candidate_list = as_list(candidates, "candidates")
     reference_list = as_list(references, "references")
-    if len(candidate_list) != len(reference_list):
-        raise InputError(
-            f"Expected as many references as candidates, got {len(reference_list)} references "
-            f"for {len(candidate_list)} candidates."
-        )
+    check_as_many(reference_list, "references", candidate_list, "candidates")
     count = len(candidate_list)
     checked = [
         check_text(text, item_name("candidate", index, count))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import random
 import warnings
 
@@ -233,3 +234,24 @@ def test_system_score_settings_are_checked_when_the_function_is_made():
         system_score_function("comet", confidence=1.5)
     with pytest.raises(ValueError, match="`resamples` to be a positive integer, got 0"):
         system_score_function("comet", resamples=0)
+
+
+def test_compare_takes_the_options_and_defaults_of_compare_systems():
+    # compare() reads Opik results, then hands its options on: one list of options, with
+    # one set of defaults, at both levels.
+    def options(function):
+        return {
+            name: parameter.default
+            for name, parameter in inspect.signature(function).parameters.items()
+            if parameter.kind is parameter.KEYWORD_ONLY and name != "metric_name"
+        }
+
+    assert options(compare) == options(compare_systems)
+    assert options(compare) == {
+        "name_a": "A",
+        "name_b": "B",
+        "alpha": 0.05,
+        "resamples": 1000,
+        "seed": 0,
+        "tie_tolerance": 1e-6,
+    }

@@ -104,6 +104,7 @@ from opik_semantic_metrics.answers.normalize import (
 from opik_semantic_metrics.errors import InputError, ScorerError, shown
 from opik_semantic_metrics.inputs import (
     check_flag,
+    check_non_negative_number,
     check_text,
     is_blank,
     is_empty_cell,
@@ -795,7 +796,7 @@ def _missing_output_flag(output: object) -> str | None:
     """Why there is no answer to compare, if there is none: an empty cell or blank text
     (``output_missing``), NaN or an infinity (``output_not_finite``)."""
     if isinstance(output, float):
-        return None if math.isfinite(output) else "output_not_finite"
+        return None if is_finite_number(output) else "output_not_finite"
     if is_empty_cell(output) or _is_blank(output):
         return "output_missing"
     return None
@@ -843,9 +844,9 @@ def _element(item: ListItem) -> _Element:
         text = str(item)
         return _Element(text, normal_forms(text), None)
     if isinstance(item, int | float):
-        # math.isfinite would overflow on an int past a float's range; number_from_value
+        # An int is an exact answer, finite past a float's range too: number_from_value
         # reads ints itself (None past MAX_DIGITS digits).
-        finite = isinstance(item, int) or math.isfinite(item)
+        finite = isinstance(item, int) or is_finite_number(item)
         number = number_from_value(item) if finite else None
         text = repr(item)
         return _Element(text, normal_forms(text), number)
@@ -945,7 +946,7 @@ def _checked_abstentions(abstentions: object) -> tuple[str, ...]:
 
 
 def _check_tolerance(name: str, value: object) -> Decimal:
+    """A tolerance as an exact decimal of the number given (its shortest repr)."""
     number = python_value(value)  # numpy.float64(0.01) is a float whose repr is no number
-    if not is_finite_number(number) or number < 0:
-        raise ValueError(f"Expected `{name}` to be a finite number >= 0, got {shown(value)}.")
+    check_non_negative_number(number, name)
     return Decimal(repr(number))

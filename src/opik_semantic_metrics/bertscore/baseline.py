@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import csv
 import logging
-import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from pathlib import Path
 import torch
 
 from opik_semantic_metrics.input_files import plain_name, read_csv_rows
+from opik_semantic_metrics.inputs import is_finite_number
 
 logger = logging.getLogger(__name__)
 
@@ -128,7 +128,7 @@ def read_baseline(path: str | Path, layer: int) -> Baseline:
             f"{path}: expected the row of layer {layer} to be LAYER,P,R,F with three numbers, "
             f"got {','.join(body[layer])}"
         ) from error
-    if not all(math.isfinite(value) and value != 1.0 for value in (precision, recall, f1)):
+    if not all(is_finite_number(value) and value != 1.0 for value in (precision, recall, f1)):
         # 1 would divide every score by 0; NaN or inf would make every score undefined.
         raise ValueError(
             f"{path}: expected the baselines of layer {layer} to be finite numbers other "

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import re
 import sys
 from typing import Any, NamedTuple
@@ -23,6 +22,8 @@ from opik_semantic_metrics.compare.comparable import (
     comparison_warnings,
 )
 from opik_semantic_metrics.compare.stats import TIE_TOLERANCE, bootstrap_interval, compare_systems
+from opik_semantic_metrics.errors import shown
+from opik_semantic_metrics.inputs import is_finite_number, is_real_number
 from opik_semantic_metrics.report.tables import (
     format_p_value,
     summaries_pairwise_table,
@@ -91,8 +92,8 @@ def read_scores(path: str, key: str | None) -> ResultFile:
     for number, line in enumerate(lines, start=1):
         if not _NUMBER.fullmatch(line.strip()):
             raise CliError(f"{path} line {number} is not a number: {line[:40]!r}")
-        scores.append(float(line))
-    return ResultFile(key or "score", _checked(path, scores), dtype=None, settings={})
+        scores.append(_finite(path, number, float(line)))
+    return ResultFile(key or "score", scores, dtype=None, settings={})
 
 
 def _json_scores(path: str, text: str, key: str | None) -> ResultFile:
@@ -114,24 +115,20 @@ def _json_scores(path: str, text: str, key: str | None) -> ResultFile:
         if value is None and isinstance(row, dict) and key in row:
             # The result commands write NaN (bert-score with idf can give one) as null.
             raise CliError(f"{path} line {number} has no finite score (null)")
-        if not isinstance(value, int | float) or isinstance(value, bool):
+        if not is_real_number(value):  # a bool is no score
             raise CliError(f"{path} has no {key!r} score for line {number}")
-        try:
-            values.append(float(value))
-        except OverflowError:  # an int past a float's range
-            values.append(math.inf if value > 0 else -math.inf)
+        values.append(_finite(path, number, value))
     dtype = document.get("dtype")
     settings = {name: document[name] for name in ("metric", *COMPARED_SETTINGS) if name in document}
-    return ResultFile(
-        key, _checked(path, values), dtype if isinstance(dtype, str) else None, settings
-    )
+    return ResultFile(key, values, dtype if isinstance(dtype, str) else None, settings)
 
 
-def _checked(path: str, scores: list[float]) -> list[float]:
-    for number, value in enumerate(scores, start=1):
-        if not math.isfinite(value):
-            raise CliError(f"{path} line {number} has no finite score ({value})")
-    return scores
+def _finite(path: str, number: int, value: object) -> float:
+    """A line's score as a float, if it is a finite number (an int past a float's range
+    is not)."""
+    if not is_finite_number(value):
+        raise CliError(f"{path} line {number} has no finite score ({shown(value, 40)})")
+    return float(value)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -33,6 +33,7 @@ import yaml
 
 from opik_semantic_metrics.errors import ModelUnavailableError
 from opik_semantic_metrics.input_files import read_yaml
+from opik_semantic_metrics.inputs import as_whole_number
 from opik_semantic_metrics.models.sources import ModelSource, hub_offline, model_unavailable
 
 #: The unbabel-comet release whose inference this package reproduces.
@@ -189,8 +190,11 @@ def parse_hparams(
     values = {**comet_class.defaults, **checkpoint_hparams, **comet_class.forced}
     unified = comet_class.kind in ("unified", "xcomet")
     layer = values["sent_layer"] if unified else values["layer"]
-    if layer != "mix" and not isinstance(layer, int):
-        raise ValueError(f"Expected the layer to be 'mix' or an integer, got {layer!r}.")
+    if layer != "mix":
+        number = as_whole_number(layer)  # `layer: true` is no layer 1
+        if number is None:
+            raise ValueError(f"Expected the layer to be 'mix' or an integer, got {layer!r}.")
+        layer = number
     # Only the exact name selects sparsemax in COMET's LayerwiseAttention; the patch
     # in hparams.yaml overrides the checkpoint.
     sparsemax = values["layer_transformation"] == "sparsemax"

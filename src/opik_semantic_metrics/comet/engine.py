@@ -40,6 +40,7 @@ from opik_semantic_metrics.comet.models import (
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import (
     as_list,
+    check_as_many,
     check_positive_int,
     check_text,
     is_empty_cell,
@@ -124,11 +125,7 @@ def _check_items(
 ) -> list[str | None]:
     """Validate inputs once, at the entry point; return the references the model reads."""
     sources, translations = as_list(sources, "sources"), as_list(translations, "translations")
-    if len(sources) != len(translations):
-        raise InputError(
-            f"Expected as many sources as translations, got {len(sources)} sources for "
-            f"{len(translations)} translations."
-        )
+    check_as_many(sources, "sources", translations, "translations")
     count = len(translations)
     for name, values in (("source", sources), ("translation", translations)):
         for index, text in enumerate(values):
@@ -138,11 +135,7 @@ def _check_items(
     # Checked even where the model ignores references: a list of another length is
     # misaligned data.
     references = as_list(references, "references")
-    if len(references) != len(translations):
-        raise InputError(
-            f"Expected as many references as translations, got {len(references)} references "
-            f"for {len(translations)} translations."
-        )
+    check_as_many(references, "references", translations, "translations")
     if not reads_reference:
         return [None] * len(translations)
     checked: list[str | None] = []

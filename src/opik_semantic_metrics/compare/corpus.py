@@ -40,7 +40,7 @@ from opik_semantic_metrics.compare.stats import (
     bootstrap_interval,
     compare_systems,
 )
-from opik_semantic_metrics.inputs import check_between_0_and_1, check_positive_int
+from opik_semantic_metrics.inputs import as_real_number, check_between_0_and_1, check_positive_int
 
 
 @dataclass(frozen=True)
@@ -112,17 +112,14 @@ def collect_item_scores(results: Any, metric_name: str | None = None) -> ItemSco
     if test_results is None:
         scores = {}
         for index, value in enumerate(results):
-            # Anything float() reads (NumPy values, 0-d tensors, Decimal), but not the
-            # text, truth value or missing value that float() would also take or fail on.
-            try:
-                if value is None or isinstance(value, bool | str | bytes):
-                    raise TypeError
-                scores[str(index)] = float(value)
-            except (TypeError, ValueError):
+            # Numbers by the package's rule, 0-d tensors included (bert_score's scores).
+            number = as_real_number(value)
+            if number is None:
                 raise ValueError(
                     "Expected Opik results or a list of numbers, got "
                     f"{type(value).__name__} at position {index}."
-                ) from None
+                )
+            scores[str(index)] = number
         return ItemScores(metric_name or "score", scores, ())
     # The experiment's name shows only in the error for repeated items, which "mean" spares.
     collected = collect_scores(test_results, "results", trials="mean")

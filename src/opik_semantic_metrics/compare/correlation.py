@@ -33,7 +33,8 @@ from scipy import stats as scipy_stats
 
 from opik_semantic_metrics.compare.stats import (
     TIE_TOLERANCE,
-    check_finite_scores,
+    checked_scores,
+    read_paired,
     rounding_error,
 )
 from opik_semantic_metrics.inputs import check_non_negative_number
@@ -60,25 +61,18 @@ class Correlation:
     skipped: int = 0
 
 
-def _grid(scores: ScoreGrid, name: str) -> np.ndarray:
-    values = np.asarray(scores, dtype=np.float64)
+def _grid(scores: object, name: str) -> np.ndarray:
+    values = checked_scores(scores, name)
     if values.ndim != 2 or values.shape[0] == 0 or values.shape[1] < 2:
         raise ValueError(
             f"Expected `{name}` as a (documents, systems) grid with two or more systems, "
             f"got shape {values.shape}."
         )
-    check_finite_scores(values, name)
     return values
 
 
 def _grids(metric: ScoreGrid, human: ScoreGrid) -> tuple[np.ndarray, np.ndarray]:
-    metric_grid, human_grid = _grid(metric, "metric"), _grid(human, "human")
-    if metric_grid.shape != human_grid.shape:
-        raise ValueError(
-            f"Expected `metric` and `human` on the same grid, got {metric_grid.shape} and "
-            f"{human_grid.shape}."
-        )
-    return metric_grid, human_grid
+    return read_paired(metric, human, ("metric", "human"), _grid, "on the same grid")
 
 
 def _tied(values: np.ndarray, tie_tolerance: float, sizes: np.ndarray | None = None) -> np.ndarray:

@@ -27,7 +27,7 @@ their binary forms round (0.700001 - 0.7 is 1.0000000000287557e-06 in float64).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -37,6 +37,7 @@ from opik_semantic_metrics.inputs import (
     check_between_0_and_1,
     check_non_negative_number,
     check_positive_int,
+    finite_numbers,
 )
 
 #: One system's per-item scores: a sequence of numbers or a one-dimensional array.
@@ -138,37 +139,58 @@ class Comparison:
 MAX_SCORE_MAGNITUDE = 1e150
 
 
-def _as_array(scores: Scores, name: str) -> np.ndarray:
-    values = np.asarray(scores, dtype=np.float64)
+def _as_array(scores: object, name: str) -> np.ndarray:
+    values = checked_scores(scores, name)
     if values.ndim != 1 or values.size == 0:
         raise ValueError(
             f"Expected `{name}` to be a non-empty list of numbers, got shape {values.shape}."
         )
-    check_finite_scores(values, name)
     return values
 
 
-def check_finite_scores(values: np.ndarray, name: str) -> None:
-    """Raise ``ValueError`` unless every value of ``values`` (not empty) is finite and at
-    most :data:`MAX_SCORE_MAGNITUDE` in size."""
-    if not np.isfinite(values).all():
-        raise ValueError(f"Expected `{name}` to hold finite numbers only (no NaN or inf).")
-    if np.abs(values).max() > MAX_SCORE_MAGNITUDE:
+def checked_scores(scores: object, name: str) -> np.ndarray:
+    """``scores`` as a float64 array of finite numbers
+    (:func:`~opik_semantic_metrics.inputs.finite_numbers`: a bool is no score) of
+    magnitude at most :data:`MAX_SCORE_MAGNITUDE`.
+
+    Raises:
+        ValueError: A score that is no number, not finite, or too large, naming ``name``.
+    """
+    values = finite_numbers(scores, name, "score")
+    if values.size and np.abs(values).max() > MAX_SCORE_MAGNITUDE:
         flat = values.ravel()
         raise ValueError(
             f"Expected `{name}` to hold numbers of magnitude up to {MAX_SCORE_MAGNITUDE:g}, "
             f"got {flat[np.abs(flat).argmax()]:g}: larger ones overflow the statistics."
         )
+    return values
+
+
+def read_paired(
+    first: object,
+    second: object,
+    names: tuple[str, str],
+    read: Callable[[object, str], np.ndarray],
+    alike: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two score arrays read by ``read`` (each given its argument's name), refused unless
+    they have one shape; ``alike`` says what one shape means (``"on the same grid"``).
+
+    Raises:
+        ValueError: From ``read``, or shapes that differ.
+    """
+    a, b = read(first, names[0]), read(second, names[1])
+    if a.shape != b.shape:
+        raise ValueError(
+            f"Expected `{names[0]}` and `{names[1]}` {alike}, got shapes {a.shape} and {b.shape}."
+        )
+    return a, b
 
 
 def _paired_arrays(scores_a: Scores, scores_b: Scores) -> tuple[np.ndarray, np.ndarray]:
-    a, b = _as_array(scores_a, "scores_a"), _as_array(scores_b, "scores_b")
-    if a.shape != b.shape:
-        raise ValueError(
-            f"Expected the two systems to be scored on the same items, got {a.size} and "
-            f"{b.size} scores."
-        )
-    return a, b
+    return read_paired(
+        scores_a, scores_b, ("scores_a", "scores_b"), _as_array, "to be scored on the same items"
+    )
 
 
 #: Units in the last place of a score that its rounding may move a difference or a mean

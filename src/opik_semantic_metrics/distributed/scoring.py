@@ -32,7 +32,7 @@ from opik.exceptions import MetricComputationError
 from opik_semantic_metrics.bertscore.idf import IdfTable, idf_from_document_frequencies
 from opik_semantic_metrics.distributed.recipe import MetricRecipe, recipe_of
 from opik_semantic_metrics.errors import InputError
-from opik_semantic_metrics.inputs import reference_texts
+from opik_semantic_metrics.inputs import check_positive_int, reference_texts
 from opik_semantic_metrics.metrics.bertscore import BERTScore
 
 logger = logging.getLogger(__name__)
@@ -318,10 +318,7 @@ def plan_resources(
             num_actors = max(1, int(total_gpus // gpus_per_actor))
         else:
             num_actors = max(1, round(total_cpus / THREADS_PER_ACTOR))
-    if isinstance(num_actors, bool) or not isinstance(num_actors, int) or num_actors < 1:
-        raise ValueError(
-            f"Expected `num_actors` to be a whole number of 1 or more, got {num_actors!r}."
-        )
+    num_actors = check_positive_int(num_actors, "num_actors")
     if cpus_per_actor is None:
         cpus_per_actor = min(1.0, max(total_cpus - 1.0, total_cpus / 2) / num_actors)
         cpus_per_actor = max(0.01, round(cpus_per_actor, 2))
@@ -476,11 +473,9 @@ def score_dataset(
         gpus_per_actor,
         needs_model=recipe.requires_gpu_model,
     )
-    rows_per_call = DEFAULT_BATCH_SIZE if batch_size is None else batch_size
-    if isinstance(rows_per_call, bool) or not isinstance(rows_per_call, int) or rows_per_call < 1:
-        raise ValueError(
-            f"Expected `batch_size` to be a whole number of 1 or more, got {batch_size!r}."
-        )
+    rows_per_call = check_positive_int(
+        DEFAULT_BATCH_SIZE if batch_size is None else batch_size, "batch_size"
+    )
     if recipe.kind == "bertscore" and recipe.settings["idf"] and recipe.state is None:
         started = time.perf_counter()
         table = corpus_idf(data, recipe, mapping["reference"], resources, rows_per_call)

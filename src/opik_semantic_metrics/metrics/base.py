@@ -4,7 +4,9 @@
   built, turns an engine's refusal of one item (:class:`~opik_semantic_metrics.errors.InputError`,
   and for AnswerMatch a failed semantic scorer) into the ``MetricComputationError`` with
   which Opik fails that item and goes on (:meth:`PackageMetric.failing_item`), and fails
-  a call whose model gave a score that is no number (:meth:`PackageMetric.check_scores`).
+  a call whose model gave a score that is no number (:meth:`PackageMetric.check_scores`:
+  a model's output, not the user's input, so not a check of
+  :mod:`~opik_semantic_metrics.inputs`).
 - :func:`record_metadata` writes an engine's frozen record (a token match, an error
   span) into a result's ``metadata`` as a plain dictionary.
 """
@@ -19,8 +21,8 @@ from typing import Any
 from opik.evaluation.metrics import base_metric
 
 from opik_semantic_metrics.errors import InputError
-from opik_semantic_metrics.inputs import check_flag
-from opik_semantic_metrics.metrics.failure import check_model_scores, metric_failure
+from opik_semantic_metrics.inputs import check_flag, is_finite_number, item_name
+from opik_semantic_metrics.metrics.failure import metric_failure
 
 
 class PackageMetric(base_metric.BaseMetric):
@@ -60,9 +62,32 @@ class PackageMetric(base_metric.BaseMetric):
             raise metric_failure(f"{type(self).__name__}: {error}") from error
 
     def check_scores(self, scores: Sequence[float]) -> None:
-        """Fail the call where the model gave a score that is no number
-        (:func:`~opik_semantic_metrics.metrics.failure.check_model_scores`)."""
-        check_model_scores(type(self).__name__, scores)
+        """Fail the call where the model gave a score that is no number.
+
+        A checkpoint whose weights hold NaN, or an overflow in float16, gives NaN for every
+        text: logged as a score, it would make Opik's mean of the experiment NaN. What a
+        model produced is no input of the user's, so this check lives here, with the
+        metric's other failures, not in :mod:`~opik_semantic_metrics.inputs`.
+
+        Raises:
+            MetricComputationError: A score is NaN or infinite; the item is named where
+                there are several.
+
+        Example:
+            >>> from opik_semantic_metrics import AnswerMatch
+            >>> AnswerMatch(track=False).check_scores([0.8, float("nan")])  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            opik.exceptions.MetricComputationError: AnswerMatch: the model gave item 1 ...
+        """
+        for index, score in enumerate(scores):
+            if not is_finite_number(score):
+                where = item_name("item", index, len(scores))
+                raise metric_failure(
+                    f"{type(self).__name__}: the model gave {where} the score {score}, which is "
+                    "no number: its weights may hold NaN, or its dtype (float16, bfloat16) "
+                    "overflowed."
+                )
 
 
 def record_metadata(record: Any) -> dict[str, Any] | None:

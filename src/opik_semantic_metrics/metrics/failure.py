@@ -22,14 +22,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import math
 import os
-from collections.abc import Sequence
 
 from opik.exceptions import MetricComputationError
 
 from opik_semantic_metrics.forking import fork_safe_lock
-from opik_semantic_metrics.inputs import item_name
 
 #: What Opik's exception analyser imports on its failure path.
 _MODULES_OPIK_IMPORTS_ON_FAILURE = ("openai", "litellm.exceptions")
@@ -70,25 +67,3 @@ def _import_without_network() -> None:
     finally:
         if not chosen:
             os.environ.pop(_LITELLM_LOCAL_PRICES, None)
-
-
-def check_model_scores(metric: str, scores: Sequence[float]) -> None:
-    """Fail the call where a model gave a score that is no number.
-
-    A checkpoint whose weights hold NaN, or an overflow in float16, gives NaN for every
-    text: logged as a score, it would make Opik's mean of the experiment NaN.
-
-    Raises:
-        MetricComputationError: A score is NaN or infinite; the item is named where
-            there are several.
-
-    Example:
-        >>> check_model_scores("COMET", [0.8, 0.7])
-    """
-    for index, score in enumerate(scores):
-        if not math.isfinite(score):
-            where = item_name("item", index, len(scores))
-            raise metric_failure(
-                f"{metric}: the model gave {where} the score {score}, which is no number: "
-                "its weights may hold NaN, or its dtype (float16, bfloat16) overflowed."
-            )

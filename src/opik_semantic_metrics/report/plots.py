@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from opik_semantic_metrics.inputs import read_numbers
+
 try:
     from matplotlib.figure import Figure
 except ImportError as error:  # matplotlib is an optional dependency
@@ -57,7 +59,7 @@ def score_distributions(
 
     Raises:
         ValueError: No metric, no system, a system without scores, or a score that is
-            NaN or infinite.
+            no finite number (NaN, infinite, a bool).
 
     Example:
         >>> figure = score_distributions({"f1": {"a": [0.8, 0.9], "b": [0.5, 0.7]}})
@@ -67,16 +69,13 @@ def score_distributions(
     figure, axes_row, colors = _metric_panels(scores)
     for axes, (metric, by_system) in zip(axes_row, scores.items(), strict=True):
         names = list(by_system)
-        data = [np.asarray(by_system[name], dtype=np.float64) for name in names]
-        if any(values.size == 0 for values in data):
+        read = [read_numbers(by_system[name], "scores") for name in names]
+        if any(values.size == 0 for values, _ in read):
             raise ValueError(f"Expected scores for every system of {metric!r}.")
-        for name, values in zip(names, data, strict=True):
+        for name, (_, refused) in zip(names, read, strict=True):
             # A failed item's NaN drew a violin without its box or mean, and no error.
-            if not np.isfinite(values).all():
-                raise ValueError(
-                    f"Expected finite scores: {name!r} has NaN or infinite {metric!r} scores "
-                    "(leave failed items out)."
-                )
+            _refuse_unless_finite(name, metric, "scores", "score", refused)
+        data = [values for values, _ in read]
         positions = np.arange(1, len(names) + 1)
         violins = axes.violinplot(data, positions, showextrema=False, widths=0.8)
         for body, name in zip(violins["bodies"], names, strict=True):
@@ -199,8 +198,8 @@ def score_scatter(
         The figure.
 
     Raises:
-        ValueError: No metric, no system, a system without points, or a value that is
-            NaN or infinite.
+        ValueError: No metric or no system, a system without points, or an ``x`` or a
+            score that is NaN, infinite or no number (a bool).
 
     Example:
         >>> figure = score_scatter({"f1": {"a": [(0.2, 0.8), (0.5, 0.9)]}}, x_label="human")
@@ -210,14 +209,11 @@ def score_scatter(
     figure, axes_row, colors = _metric_panels(points)
     for axes, (metric, by_system) in zip(axes_row, points.items(), strict=True):
         for name, pairs in by_system.items():
-            values = np.asarray(pairs, dtype=np.float64).reshape(-1, 2)
+            values, refused = read_numbers(pairs, "points")
+            values = values.reshape(-1, 2)
             if values.size == 0:
                 raise ValueError(f"Expected points for every system of {metric!r}.")
-            if not np.isfinite(values).all():
-                raise ValueError(
-                    f"Expected finite values: {name!r} has NaN or infinite {metric!r} points "
-                    "(leave failed items out)."
-                )
+            _refuse_unless_finite(name, metric, "points", "value", refused)
             axes.scatter(
                 values[:, 0], values[:, 1], color=colors[name], alpha=0.7, label=_literal(name)
             )
@@ -249,6 +245,18 @@ def _metric_panels(
     figure = Figure(figsize=(4.0 * len(by_metric) + 0.5, 4.0), layout="constrained")
     axes_row = figure.subplots(1, len(by_metric), squeeze=False)[0]
     return figure, axes_row, colors
+
+
+def _refuse_unless_finite(
+    system: str, metric: str, kind: str, item: str, refused: str | None
+) -> None:
+    """Refuse a system's ``kind`` (scores, points) where ``refused`` names one ``item``
+    that is no finite number (:func:`~opik_semantic_metrics.inputs.read_numbers`)."""
+    if refused is not None:
+        raise ValueError(
+            f"Expected finite numbers: {system!r} has NaN or infinite {metric!r} {kind}, or "
+            f"ones that are no number (leave failed items out); {item} {refused}."
+        )
 
 
 def _literal(text: str) -> str:

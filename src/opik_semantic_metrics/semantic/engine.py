@@ -84,8 +84,8 @@ from opik_semantic_metrics.inputs import (
     as_whole_number,
     check_pairs,
     check_positive_int,
+    finite_numbers,
     is_blank,
-    is_real_number,
     item_name,
     reference_texts,
 )
@@ -382,13 +382,10 @@ def _check_human_scores(human_scores: object, count: int) -> NDArray[np.float64]
         raise ValueError(
             f"Expected one human score per pair: {count} pairs but {len(values)} human scores."
         )
-    for index, value in enumerate(values):
-        if not is_real_number(value) or not math.isfinite(value):
-            raise ValueError(
-                f"Expected every human score to be a finite number; human score {index} is "
-                f"{value!r}."
-            )
-    return np.array(values, dtype=np.float64)
+    scores = finite_numbers(values, "human_scores", "human score")
+    if scores.ndim != 1:
+        raise ValueError(f"Expected one number a pair in `human_scores`, got shape {scores.shape}.")
+    return scores
 
 
 def _check_pairs(candidates: object, references: object) -> tuple[list[str], list[str]]:

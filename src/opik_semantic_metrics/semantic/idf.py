@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import torch
 
 from opik_semantic_metrics.bertscore.idf import IdfTable, fit_idf
-from opik_semantic_metrics.inputs import is_real_number
+from opik_semantic_metrics.inputs import as_whole_number, is_real_number
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,8 @@ class SmoothedIdf:
         raw = data["weights"]
         if not isinstance(raw, dict):
             raise ValueError("Expected `weights` to be a JSON object of token id -> weight.")
-        num_documents = data["num_documents"]
-        if isinstance(num_documents, bool) or not isinstance(num_documents, int):
+        num_documents = as_whole_number(data["num_documents"])
+        if num_documents is None:
             raise ValueError("Expected `num_documents` to be an integer.")
         if num_documents < 0:
             raise ValueError(f"Expected `num_documents` >= 0, got {num_documents}.")
