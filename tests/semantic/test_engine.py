@@ -409,7 +409,7 @@ def fitted_state(tmp_path_factory) -> dict:
 @pytest.mark.parametrize(
     ("edits", "message"),
     [
-        ({"idf.num_documents": -1}, "num_documents` >= 0"),
+        ({"idf.num_documents": -1}, "num_documents` in \\[0, 2\\*\\*63\\), got -1"),
         ({"idf.num_documents": True}, "num_documents` to be an integer"),
         ({"idf.weights": {"2000": float("nan")}}, "idf weight in"),
         ({"idf.weights": {"2000": float("inf")}}, "idf weight in"),
@@ -419,6 +419,9 @@ def fitted_state(tmp_path_factory) -> dict:
         # Just above log((4 + 1) / 2), the weight of a piece in one of the 4 references.
         ({"idf.weights": {"2000": 0.92}}, "idf weight in"),
         ({"idf.num_documents": 0}, "idf weight in"),
+        # (N + 1) / 2 overflowed a float: a bare OverflowError instead of a named refusal.
+        ({"idf.num_documents": 10**400}, "num_documents` in \\[0, 2\\*\\*63\\)"),
+        ({"idf.weights": {"2000": 10**400}}, "idf weight in"),
         ({"idf.weights": {"2000": True}}, "idf weight to be a number"),
         ({"idf.weights": {"2000": "0.5"}}, "idf weight to be a number"),
         # Loaded, then every score raised a bare OverflowError from torch.tensor.

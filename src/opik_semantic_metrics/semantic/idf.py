@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import torch
 
 from opik_semantic_metrics.bertscore.idf import IdfTable, fit_idf
-from opik_semantic_metrics.inputs import as_whole_number, is_real_number
+from opik_semantic_metrics.errors import shown
+from opik_semantic_metrics.inputs import as_whole_number, is_finite_number, is_real_number
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,11 @@ class SmoothedIdf:
         num_documents = as_whole_number(data["num_documents"])
         if num_documents is None:
             raise ValueError("Expected `num_documents` to be an integer.")
-        if num_documents < 0:
-            raise ValueError(f"Expected `num_documents` >= 0, got {num_documents}.")
+        if not 0 <= num_documents < 2**63:
+            # No fit counts 2**63 references; past 1e308, (N + 1) / 2 overflows a float.
+            raise ValueError(
+                f"Expected `num_documents` in [0, 2**63), got {shown(num_documents, 40)}."
+            )
         if not all(_is_token_id(token_id) for token_id in raw):
             raise ValueError("Expected every token id to be a non-negative 64-bit integer.")
         if not all(is_real_number(weight) for weight in raw.values()):
@@ -95,11 +99,13 @@ class SmoothedIdf:
         # table with weights needs N >= 1. A weight outside that range no fit writes, and
         # an overflowing one would turn scores into NaN.
         highest = math.log((num_documents + 1) / 2) if num_documents else -1.0
-        weights = {int(token_id): float(weight) for token_id, weight in raw.items()}
-        if not all(0.0 <= weight <= highest for weight in weights.values()):
+        if not all(
+            is_finite_number(weight) and 0.0 <= weight <= highest for weight in raw.values()
+        ):
             raise ValueError(
                 f"Expected every idf weight in [0, log((N + 1) / 2)] with N = {num_documents}."
             )
+        weights = {int(token_id): float(weight) for token_id, weight in raw.items()}
         return cls(IdfTable(num_documents=num_documents, weights=weights))
 
 
