@@ -15,12 +15,15 @@ Without an Opik server configured (``OPIK_URL_OVERRIDE``, ``OPIK_API_KEY`` or
 report.
 
     python examples/captioning/captioning.py [--model DIR_OR_HUB_ID] [--items items.jsonl]
+    python examples/captioning/captioning.py --offline-tiny   # no network at all
 
 ``--items`` takes JSON lines ``{"image": "<path or URL>", "reference": ["caption", ...]}``
 (or ``"reference": "caption"`` for one caption).
 Images are read from local paths or downloaded (requests + pillow). The BLIP weights
 come from the Hub (or its cache, or a local directory): this example needs network
-access or a downloaded model; ``colab.ipynb`` runs it on Colab.
+access or a downloaded model, except with ``--offline-tiny``, which builds a tiny random
+BLIP and draws its pictures (its captions are random words: it runs the flow offline, not
+the captioning). ``colab.ipynb`` runs it on Colab.
 """
 
 from __future__ import annotations
@@ -125,6 +128,104 @@ EXAMPLE_ITEMS = (
         ],
     },
 )
+
+
+#: The ``--offline-tiny`` run's pictures, drawn with pillow: colour, shape and captions.
+TINY_PICTURES = (
+    ("red", "rectangle", ["A red square on a white background.", "A red box."]),
+    ("blue", "ellipse", ["A blue circle in the middle of the picture."]),
+    ("green", "rectangle", ["A green square on white.", "A small green box."]),
+)
+
+
+def build_tiny_blip(directory: Path) -> Path:
+    """A random 2-layer BLIP for 32x32 images, with a word-level vocabulary: no download.
+
+    Its captions are random words; it runs the example's whole flow (tracked task,
+    experiments, metrics, report) offline and in seconds, to check the wiring, not to
+    caption. Written to ``directory``, which is returned.
+    """
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+    from transformers import (
+        BertTokenizerFast,
+        BlipConfig,
+        BlipImageProcessor,
+        BlipTextConfig,
+        BlipVisionConfig,
+    )
+
+    directory.mkdir(parents=True, exist_ok=True)
+    captions = [caption for _, _, references in TINY_PICTURES for caption in references]
+    words = sorted({word.strip(".,").lower() for caption in captions for word in caption.split()})
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    vocabulary = {token: index for index, token in enumerate([*specials, *words, ".", ","])}
+    backend = Tokenizer(models.WordPiece(vocab=vocabulary, unk_token="[UNK]"))
+    backend.normalizer = normalizers.BertNormalizer(lowercase=True)
+    backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    backend.decoder = decoders.WordPiece()
+    backend.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        special_tokens=[("[CLS]", vocabulary["[CLS]"]), ("[SEP]", vocabulary["[SEP]"])],
+    )
+    # The tokenizer object, not a vocabulary file: the two transformers majors name that
+    # argument differently.
+    tokenizer = BertTokenizerFast(
+        tokenizer_object=backend,
+        unk_token="[UNK]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        mask_token="[MASK]",
+        do_lower_case=True,
+    )
+    text = BlipTextConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        encoder_hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        # [CLS] stands in for BLIP's [DEC] start token; [SEP] ends a caption.
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+        sep_token_id=tokenizer.sep_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    vision = BlipVisionConfig(
+        hidden_size=32,
+        image_size=32,
+        patch_size=8,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+    )
+    config = BlipConfig(
+        text_config=text.to_dict(), vision_config=vision.to_dict(), projection_dim=32
+    )
+    torch.manual_seed(0)
+    BlipForConditionalGeneration(config).eval().save_pretrained(directory)
+    processor = BlipProcessor(
+        image_processor=BlipImageProcessor(size={"height": 32, "width": 32}), tokenizer=tokenizer
+    )
+    processor.save_pretrained(directory)
+    return directory
+
+
+def draw_tiny_items(directory: Path) -> list[dict[str, Any]]:
+    """The ``--offline-tiny`` items: :data:`TINY_PICTURES` drawn as PNG files in
+    ``directory``, each with its reference captions."""
+    from PIL import ImageDraw
+
+    directory.mkdir(parents=True, exist_ok=True)
+    items = []
+    for color, shape, captions in TINY_PICTURES:
+        image = Image.new("RGB", (64, 48), "white")
+        getattr(ImageDraw.Draw(image), shape)((8, 8, 40, 40), fill=color)
+        path = directory / f"{color}.png"
+        image.save(path)
+        items.append({"image": str(path), "reference": list(captions)})
+    return items
 
 
 class BestReferenceSemanticMatch(SemanticMatch):
@@ -395,14 +496,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--device", default=None, help="cpu, cuda, ...")
     parser.add_argument("--output", default="captioning-report", help="report folder")
+    parser.add_argument(
+        "--offline-tiny",
+        action="store_true",
+        help="no download: a tiny random BLIP (random-word captions) and pictures drawn "
+        "locally, written under --output; checks the flow, not the captions",
+    )
     args = parser.parse_args(argv)
+    if args.offline_tiny:
+        if args.model != DEFAULT_MODEL:
+            parser.error("--offline-tiny builds its own model: leave out --model")
+        args.model = str(build_tiny_blip(Path(args.output) / "tiny-blip"))
     transformers_logging.set_verbosity_error()
     transformers_logging.disable_progress_bar()
     online = opik_server_configured()
     if not online:
         quiet_without_server()
     try:
-        items = read_items(Path(args.items)) if args.items else [dict(i) for i in EXAMPLE_ITEMS]
+        if args.items:
+            items = read_items(Path(args.items))
+        elif args.offline_tiny:
+            items = draw_tiny_items(Path(args.output) / "pictures")
+        else:
+            items = [dict(i) for i in EXAMPLE_ITEMS]
     except ValueError as error:
         print(f"Cannot use --items: {error}", file=sys.stderr)
         return 2

@@ -1,8 +1,9 @@
 """The BLIP captioning example's real pipeline, on a tiny random BLIP (no download).
 
-The model is built from a config with a WordPiece tokenizer trained on the fly, so its
-captions are random words: the tests check the wiring (images in, tracked task, Opik
-experiments, metric results per item, the report), not the captions' quality.
+The model is the example's own ``--offline-tiny`` BLIP (``build_tiny_blip``), built from a
+config with a word-level vocabulary, so its captions are random words: the tests check
+the wiring (images in, tracked task, Opik experiments, metric results per item, the
+report), not the captions' quality.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import http.server
 import json
 import os
 import re
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -22,18 +24,8 @@ import requests
 import torch
 from opik.exceptions import MetricComputationError
 from PIL import Image, ImageDraw
-from transformers import (
-    BertTokenizerFast,
-    BlipConfig,
-    BlipForConditionalGeneration,
-    BlipImageProcessor,
-    BlipProcessor,
-    BlipTextConfig,
-    BlipVisionConfig,
-)
 
 from tests.examples.example_modules import load_example
-from tests.tiny_models import build_tiny_bert
 
 captioning = load_example("captioning/captioning.py", "captioning_example")
 
@@ -46,45 +38,11 @@ CAPTIONS = (
 )
 
 
-def build_tiny_blip(directory: Path) -> Path:
-    """A random 2-layer BLIP (32x32 images) with the tiny WordPiece tokenizer of the tests."""
-    tokenizer = BertTokenizerFast.from_pretrained(build_tiny_bert(directory / "bert"))
-    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
-    image_processor = BlipImageProcessor(size={"height": 32, "width": 32})
-    text = BlipTextConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        encoder_hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        # [CLS] stands in for BLIP's [DEC] start token; [SEP] ends a caption.
-        bos_token_id=cls_id,
-        eos_token_id=sep_id,
-        sep_token_id=sep_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    vision = BlipVisionConfig(
-        hidden_size=32,
-        image_size=32,
-        patch_size=8,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-    )
-    config = BlipConfig(
-        text_config=text.to_dict(), vision_config=vision.to_dict(), projection_dim=32
-    )
-    torch.manual_seed(0)
-    BlipForConditionalGeneration(config).eval().save_pretrained(directory)
-    BlipProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(directory)
-    return directory
-
-
 @pytest.fixture(scope="module")
 def captioner(tmp_path_factory) -> object:
-    return captioning.Captioner(str(build_tiny_blip(tmp_path_factory.mktemp("blip"))), "cpu")
+    return captioning.Captioner(
+        str(captioning.build_tiny_blip(tmp_path_factory.mktemp("blip"))), "cpu"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -263,6 +221,8 @@ def test_the_report_compares_the_experiments(captioner, items, metrics, tmp_path
 
 
 NOTEBOOK = captioning.Path(captioning.__file__).with_name("colab.ipynb")
+#: The project's repository as the notebook and the Colab badges name it.
+REPOSITORY_URL = "https://github.com/opik-semantic-metrics/opik-semantic-metrics"
 
 
 def _settings(notebook: dict) -> dict:
@@ -286,7 +246,8 @@ def test_the_colab_notebook_is_valid_python_with_its_settings_in_one_cell():
     settings = "".join(_settings(notebook)["source"])
     names = re.findall(r"^([A-Z_]+) = ", settings, flags=re.MULTILINE)
     assert names == [
-        "INSTALL", "SOURCE", "PROJECT_DIR", "USE_OPIK", "BLIP_MODEL", "METRICS_MODEL", "ITEMS_FILE"
+        "INSTALL", "SOURCE", "REPOSITORY", "PROJECT_DIR", "USE_OPIK", "OFFLINE_TINY",
+        "BLIP_MODEL", "METRICS_MODEL", "ITEMS_FILE",
     ]  # fmt: skip
     # Installed into site-packages, not editable: an editable install's import hook is
     # read at start-up, so the running kernel could not import the package.
@@ -296,44 +257,66 @@ def test_the_colab_notebook_is_valid_python_with_its_settings_in_one_cell():
     assert all(hasattr(captioning, name) for name in used)
 
 
+def test_both_colab_badges_open_this_notebook():
+    root = Path(__file__).resolve().parents[2]
+    colab = "https://colab.research.google.com/github/" + REPOSITORY_URL.removeprefix(
+        "https://github.com/"
+    )
+    link = f"{colab}/blob/main/examples/captioning/colab.ipynb"
+    for page in ("README.md", "docs/guides/examples.md"):
+        badges = re.findall(
+            r"\[!\[Open in Colab\]\([^)]+\)\]\(([^)]+)\)", (root / page).read_text("utf-8")
+        )
+        assert badges == [link], page
+    assert NOTEBOOK.relative_to(root).as_posix() == "examples/captioning/colab.ipynb"
+
+
 @pytest.mark.slow
-def test_the_colab_notebook_runs_top_to_bottom_offline(blip_directory, image_folder, tmp_path):
+def test_the_colab_notebook_installs_from_git_and_runs_top_to_bottom_offline(tmp_path):
+    """The notebook as a user runs it, with its offline settings: the install cell clones
+    the repository and pip-installs the clone (into a folder of its own here, dependencies
+    left out, so that the test's environment stays as it is), then every cell runs."""
     nbclient = pytest.importorskip("nbclient")
     nbformat = pytest.importorskip("nbformat")
     pytest.importorskip("ipykernel")
-    items = tmp_path / "items.jsonl"
-    captions = {"red.png": CAPTIONS[0], "blue.png": CAPTIONS[1]}
-    items.write_text(
-        "".join(
-            json.dumps({"image": str(image_folder / name), "reference": [caption]}) + "\n"
-            for name, caption in captions.items()
-        ),
-        encoding="utf-8",
-    )
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
     root = Path(__file__).resolve().parents[2]
-    _settings(notebook)["source"] = "\n".join(
-        [
-            "INSTALL = False",
-            'SOURCE = "pypi"',
-            f"PROJECT_DIR = {str(root)!r}",
-            "USE_OPIK = False",
-            f"BLIP_MODEL = {str(blip_directory)!r}",
-            'METRICS_MODEL = "all-MiniLM-L6-v2"',
-            f"ITEMS_FILE = {str(items)!r}",
-        ]
+    if subprocess.run(["git", "-C", str(root), "rev-parse"], check=False).returncode:
+        pytest.skip("not a git checkout: nothing for the install cell to clone")
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    settings = "".join(_settings(notebook)["source"])
+    shown = ('SOURCE = "git"', "OFFLINE_TINY = False", "INSTALL = True", "ITEMS_FILE = None")
+    assert all(line in settings.splitlines() for line in shown)
+    # The repository as it is committed here stands in for its URL.
+    repository = re.search(r'^REPOSITORY = "(.+)"$', settings, flags=re.MULTILINE)
+    assert repository is not None and repository.group(1) == REPOSITORY_URL
+    settings = settings.replace(repository.group(1), (root / ".git").parent.as_uri())
+    settings = settings.replace("OFFLINE_TINY = False", "OFFLINE_TINY = True")
+    project = tmp_path / "project"
+    settings = settings.replace(
+        'PROJECT_DIR = "opik-semantic-metrics"', f"PROJECT_DIR = {str(project)!r}"
     )
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), *sys.path])}
+    _settings(notebook)["source"] = settings
+    installed = tmp_path / "installed"
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(root / "src"), *sys.path]),
+        "PIP_TARGET": str(installed),
+        "PIP_NO_DEPS": "1",
+        # The environment's setuptools builds it: no index needed.
+        "PIP_NO_BUILD_ISOLATION": "0",
+    }
     client = nbclient.NotebookClient(
         notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": tmp_path}}
     )
     client.execute(env=environment)
+    assert (project / "examples" / "captioning" / "captioning.py").is_file()
+    assert (installed / "opik_semantic_metrics" / "__init__.py").is_file()
     [run] = [cell for cell in notebook.cells if cell.id == "run"]
     printed = "".join(output.get("text", "") for output in run.outputs)
-    # The captions table, then the summary: each image under each configuration.
-    for name, caption in captions.items():
-        rows = [line for line in printed.splitlines() if line.startswith(name)]
-        assert len(rows) == 2 and all(caption in row for row in rows)
+    # The captions table, then the summary: each drawn picture under each configuration.
+    for color, _, captions in captioning.TINY_PICTURES:
+        rows = [line for line in printed.splitlines() if line.startswith(f"{color}.png")]
+        assert len(rows) == 2 and all(captions[0] in row for row in rows)
     assert "blip-greedy-short" in printed and "blip-beam5-long" in printed
     assert "bertscore_f1" in printed and "failed" not in printed
 
@@ -352,7 +335,7 @@ def test_a_model_that_cannot_be_loaded_is_a_message_not_a_traceback(
 
 @pytest.fixture(scope="module")
 def blip_directory(tmp_path_factory) -> Path:
-    return build_tiny_blip(tmp_path_factory.mktemp("blip-main"))
+    return captioning.build_tiny_blip(tmp_path_factory.mktemp("blip-main"))
 
 
 @pytest.mark.parametrize(
@@ -490,3 +473,20 @@ def test_the_run_prints_and_reports_each_generated_caption_with_its_scores(
         assert row[2] == experiment.name
         assert row[3] == captions[experiment.name][item["image"]]
         assert row[4] == f"{experiment.scores['bertscore_f1'][item['image']]:.3f}"
+
+
+@pytest.mark.slow
+def test_offline_tiny_runs_the_whole_flow_with_nothing_downloaded(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("OPIK_TRACK_DISABLE", "true")  # main sets it; restored after the test
+    output = tmp_path / "out"
+    assert captioning.main(["--offline-tiny", "--output", str(output), "--device", "cpu"]) == 0
+    printed = capsys.readouterr().out
+    for color, _, captions in captioning.TINY_PICTURES:
+        rows = [line for line in printed.splitlines() if line.startswith(f"{color}.png")]
+        assert len(rows) == 2 and all(captions[0] in row for row in rows)
+    assert (output / "tiny-blip" / "config.json").is_file()
+    assert (output / "report.html").is_file()
+    with pytest.raises(SystemExit) as stop:
+        captioning.main(["--offline-tiny", "--model", "some/blip", "--output", str(output)])
+    assert stop.value.code == 2
+    assert "--offline-tiny builds its own model" in capsys.readouterr().err
