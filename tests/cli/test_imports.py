@@ -25,7 +25,7 @@ COMET_MODEL = ROOT / "tests" / "fixtures" / "comet" / "regression-xlmr"
 _PROBE = """
 import contextlib, io, json, sys
 from opik_semantic_metrics.cli.main import main
-watched = ("opik", "torch", "litellm")
+watched = ("opik", "torch", "litellm", "ray")
 report = []
 for arguments in json.loads(sys.argv[1]):
     output = io.StringIO()
@@ -56,13 +56,43 @@ def _probe(runs: list[list[str]]) -> list[dict]:
     return json.loads(completed.stdout.splitlines()[-1])
 
 
-def test_help_imports_neither_opik_nor_torch():
-    runs = [
-        ["--help"],
-        *([command, "--help"] for command in ("bert-score", "comet-score", "compare", "heatmap")),
-    ]
+COMMANDS = (
+    "bert-score",
+    "comet-score",
+    "semantic-match",
+    "answer-match",
+    "compare",
+    "heatmap",
+    "score-dataset",
+)
+
+
+def test_help_and_version_import_neither_opik_nor_torch():
+    runs = [["--help"], ["--version"], *([command, "--help"] for command in COMMANDS)]
     for arguments, result in zip(runs, _probe(runs), strict=True):
         assert result == {"status": 0, "imported": []}, arguments
+
+
+def test_the_commands_help_lists_every_command():
+    from opik_semantic_metrics.cli.main import build_parser
+
+    listed = build_parser().format_help()
+    assert all(f"    {command}" in listed for command in COMMANDS)
+
+
+def test_a_dataset_of_another_kind_is_refused_before_ray_or_a_model_loads(tmp_path):
+    text = tmp_path / "hyps.txt"
+    text.write_text("A cat.\n", encoding="utf-8")
+    out = str(tmp_path / "out.parquet")
+    runs = [
+        ["score-dataset", str(text), "--out", out],
+        ["answer-match", "-c", str(text), "-r", str(text)],
+    ]
+    results = _probe(runs)
+    # 24.7 s in before, with a Ray cluster started, to refuse the .txt file.
+    assert results[0] == {"status": 2, "imported": []}
+    # Matching answers loads no model library either.
+    assert results[1] == {"status": 0, "imported": []}
 
 
 @pytest.mark.slow

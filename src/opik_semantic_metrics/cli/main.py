@@ -16,7 +16,16 @@ import os
 import sys
 from collections.abc import Sequence
 
-from opik_semantic_metrics.cli import bertscore, comet, compare, heatmap, score_dataset
+from opik_semantic_metrics import __version__
+from opik_semantic_metrics.cli import (
+    answer_match,
+    bertscore,
+    comet,
+    compare,
+    heatmap,
+    score_dataset,
+    semantic_match,
+)
 from opik_semantic_metrics.cli.common import CliError
 from opik_semantic_metrics.errors import InputError, ModelUnavailableError
 
@@ -31,8 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROGRAM,
         description="Score text files with semantic metrics, compare results, draw heatmaps.",
     )
+    parser.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
     subparsers = parser.add_subparsers(title="subcommands", required=True, metavar="COMMAND")
-    for command in (bertscore, comet, compare, heatmap, score_dataset):
+    commands = (bertscore, comet, semantic_match, answer_match, compare, heatmap, score_dataset)
+    for command in commands:
         command.add_parser(subparsers)
     return parser
 

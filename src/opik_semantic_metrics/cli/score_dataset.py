@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from opik_semantic_metrics.cli.common import CliError
+from opik_semantic_metrics.cli.dataset_check import check_dataset_input
 
 METRICS = ("bertscore", "semantic-match", "comet", "answer-match")
 #: Output suffixes written as one file; any other path is a directory of Parquet files.
@@ -120,6 +121,8 @@ def _metric(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Before Ray starts (tens of seconds): a file of another kind, or a missing column.
+    check_dataset_input(args.input, args.metric, parse_columns(args.columns))
     try:
         import ray
 

@@ -1,0 +1,114 @@
+"""``score-dataset``'s input, checked before anything starts.
+
+Starting a Ray cluster takes tens of seconds; a dataset that is missing, of a kind Ray's
+readers do not take, or without the columns the metric reads is refused first, in one
+line. The rules are those of :func:`opik_semantic_metrics.distributed.datasets.as_dataset`
+and :func:`~opik_semantic_metrics.distributed.datasets.resolve_columns`, read from the
+file's header (a CSV's first line, the first JSON line's keys, a Parquet file's schema)
+without Ray.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from opik_semantic_metrics.cli.common import CliError
+
+#: The row arguments each ``--metric`` needs, as the distributed recipe has them (a test
+#: keeps the two equal), written out so that the check imports neither Opik nor Ray.
+REQUIRED_ARGUMENTS = {
+    "bertscore": ("output", "reference"),
+    "semantic-match": ("output", "reference"),
+    "comet": ("input", "output"),
+    "answer-match": ("output", "reference"),
+}
+_KINDS = {".parquet": "Parquet", ".jsonl": "JSON Lines", ".json": "JSON Lines", ".csv": "CSV"}
+
+
+def check_dataset_input(path: str | Path, metric: str, columns: Mapping[str, str]) -> None:
+    """Refuse a dataset ``score-dataset`` could not score, before Ray starts.
+
+    Args:
+        path: The ``IN`` argument: a file, or a directory of files of one kind.
+        metric: The ``--metric`` value.
+        columns: The ``--columns`` mapping (metric argument -> column).
+
+    Raises:
+        CliError: The path does not exist, is of another kind, holds no data file or
+            files of several kinds, or lacks a column the metric reads.
+
+    Example:
+        >>> check_dataset_input("hyps.txt", "bertscore", {})
+        Traceback (most recent call last):
+        ...
+        opik_semantic_metrics.cli.common.CliError: hyps.txt does not exist.
+    """
+    location = Path(path)
+    if not location.exists():
+        raise CliError(f"{path} does not exist.")
+    if location.is_dir():
+        files = sorted(
+            p for p in location.iterdir() if p.is_file() and not p.name.startswith((".", "_"))
+        )
+    else:
+        files = [location]
+    suffixes = {p.suffix.lower() for p in files}
+    kinds = {_KINDS.get(suffix) for suffix in suffixes}
+    if not files or None in kinds or len(kinds) != 1:
+        found = ", ".join(sorted(suffix or "(none)" for suffix in suffixes)) or "no file"
+        raise CliError(
+            f"{path}: expected a Parquet (.parquet), JSON Lines (.jsonl) or CSV (.csv) file, "
+            f"or a directory of files of one of these kinds; found {found}."
+        )
+    names = _column_names(files[0])
+    if names is None:
+        return  # Parquet without pyarrow: the command's own import error says what to install
+    for argument, column in columns.items():
+        if column not in names:
+            raise CliError(
+                f"{files[0]} has no column {column!r} (for {argument!r}); its columns are "
+                f"{', '.join(names) or 'none'}."
+            )
+    missing = [
+        argument
+        for argument in REQUIRED_ARGUMENTS[metric]
+        if argument not in columns and argument not in names
+    ]
+    if missing:
+        raise CliError(
+            f"No column for {', '.join(missing)} in {files[0]}: name it with --columns "
+            f"{missing[0]}=COLUMN (its columns are {', '.join(names) or 'none'})."
+        )
+
+
+def _column_names(file: Path) -> list[str] | None:
+    """The columns a file's header names (``None``: a Parquet file, and no pyarrow).
+
+    Raises:
+        CliError: The file cannot be read, or its first row is not a row.
+    """
+    try:
+        if file.suffix.lower() == ".parquet":
+            try:
+                import pyarrow.parquet as pq
+            except ImportError:
+                return None
+            try:
+                return list(pq.read_schema(file).names)
+            except Exception as error:  # pyarrow's own errors, for a file not Parquet
+                raise CliError(f"{file} cannot be read as Parquet: {error}") from error
+        with file.open(encoding="utf-8-sig", newline="") as handle:
+            if file.suffix.lower() == ".csv":
+                return next(csv.reader(handle), [])
+            for line in handle:
+                if line.strip():
+                    row = json.loads(line)
+                    if not isinstance(row, dict):
+                        raise CliError(f"{file}: line 1 is not a JSON object (one row a line).")
+                    return list(row)
+            return []
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CliError(f"{file} cannot be read: {error}") from error

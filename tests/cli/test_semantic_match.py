@@ -1,0 +1,79 @@
+"""``opik-semantic-metrics semantic-match``: the SemanticMatch metric's scores over files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from opik_semantic_metrics.cli.main import main
+from tests.cli.cli_files import write_lines, write_text_files
+
+MINILM = ["-m", "all-MiniLM-L6-v2", "--device", "cpu"]
+
+
+@pytest.fixture(scope="module")
+def text_files(tmp_path_factory, stsb_pairs) -> dict[str, Path]:
+    return write_text_files(tmp_path_factory.mktemp("cli"), stsb_pairs)
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fit", [False, True], ids=["unfitted", "fit"])
+def test_scores_are_the_metrics_scores(capsys, text_files, fit):
+    from opik_semantic_metrics import SemanticMatch
+
+    candidates, references = text_files["candidates"], text_files["references_1"]
+    options = ["--fit"] if fit else []
+    assert main(["semantic-match", "-c", str(candidates), "-r", str(references),
+                 *options, "--json", *MINILM]) == 0  # fmt: skip
+    result = json.loads(capsys.readouterr().out)
+    metric = SemanticMatch(model="all-MiniLM-L6-v2", device="cpu", track=False)
+    if fit:
+        metric.fit(_lines(references))
+    expected = metric.score_batch(_lines(candidates), _lines(references))
+    assert [s["line"] for s in result["scores"]] == list(range(1, 13))
+    assert [s["score"] for s in result["scores"]] == pytest.approx(
+        [e.value for e in expected], abs=1e-6
+    )
+    assert result["fitted"] is fit and result["metric"] == "semantic_match"
+    assert result["mean"] == pytest.approx(sum(e.value for e in expected) / 12, abs=1e-6)
+
+
+@pytest.mark.slow
+def test_the_table_shows_each_line_and_the_mean(capsys, text_files):
+    arguments = ["-c", str(text_files["short"]), "-r", str(text_files["short"]), *MINILM]
+    assert main(["semantic-match", *arguments]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["line", "score", "word", "sentence", "paragraph", "status"]
+    rows = [line.split() for line in lines[2:-1]]
+    # Each text against itself.
+    assert [row[0] for row in rows] == ["1", "2", "3", "4", "5"]
+    assert all(row[1] == "1.000000" and row[-1] == "scored" for row in rows)
+    assert lines[-1].endswith("(unfitted: see --fit) SemanticMatch: 1.000000")
+
+
+def test_unaligned_files_and_a_corpus_too_small_to_fit_are_one_line(capsys, tmp_path):
+    one = write_lines(tmp_path / "one.txt", ["A cat."])
+    two = write_lines(tmp_path / "two.txt", ["A cat.", "A dog."])
+    assert main(["semantic-match", "-c", str(one), "-r", str(two), *MINILM]) == 2
+    assert "has 2 lines but" in capsys.readouterr().err
+    assert main(["semantic-match", "-c", str(one), "-r", str(one), "--fit", *MINILM]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("opik-semantic-metrics: error: ") and len(error.splitlines()) == 1
+    assert "two distinct" in error
+
+
+def test_the_default_model_is_the_engines():
+    # Written out in the command's module so that its --help need not import PyTorch.
+    import inspect
+
+    from opik_semantic_metrics.cli import semantic_match
+    from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
+
+    default = inspect.signature(SemanticMatchEngine).parameters["model"].default
+    assert default == semantic_match.DEFAULT_MODEL
