@@ -142,6 +142,8 @@ def test_scoring_comparing_and_drawing_never_import_opik(tmp_path, minilm_path, 
         ["compare", f"{candidates}.json", f"{other}.json", "--resamples", "50"],
         ["comet-score", *comet, "--device", "cpu"],
         ["heatmap", "-c", str(candidates), *aligned, "-o", str(tmp_path / "h.png"), *model],
+        ["semantic-match", "-c", str(candidates), *aligned, "--fit", *model],
+        ["answer-match", "-c", str(candidates), *aligned],
     ]
     results = _probe(runs)
     for arguments, result in zip(runs, results, strict=True):
