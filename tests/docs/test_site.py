@@ -100,3 +100,16 @@ def test_docstring_examples_render_as_code_with_their_prompts(site):
         '>>> [format(number, "f") for number in sorted(found)]',
         "['2', '4.5', '1500', '3000000']",
     ]
+
+
+def test_no_docstring_or_help_sends_the_reader_to_the_readme():
+    # The README keeps to a user's first ten minutes; what a docstring or an option's help
+    # points to is on the documentation site, whose pages the strict build checks.
+    package = ROOT / "src" / "opik_semantic_metrics"
+    pointing = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted(package.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if "the README" in line
+    ]
+    assert pointing == []

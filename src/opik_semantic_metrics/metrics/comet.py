@@ -67,8 +67,8 @@ class COMET(PackageMetric):
             calls coalesced into one batch.
         device: ``"cpu"``, ``"cuda"``...; ``None`` picks CUDA when available.
         dtype: Encoder weight type: float32 by default (equal to unbabel-comet);
-            ``"fast"`` for bfloat16/float16 where the hardware has it (see the README for
-            its deviation).
+            ``"fast"`` for bfloat16/float16 where the hardware has it (the docs'
+            "GPU and fast mode" page gives its deviation).
         name: Metric name.
         track: Track the metric's calls in Opik.
         project_name: Opik project for the tracked calls.
