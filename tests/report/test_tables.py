@@ -142,3 +142,33 @@ def test_correlation_table_lists_levels_per_metric():
         ("f1", "system", "0.9900", "1.0000", "1.0000", "3", "0"),
         ("f1", "summary", "0.3000", "0.2500", "0.2000", "80", "20"),
     )
+
+
+def test_a_note_follows_the_table_in_every_rendering():
+    from opik_semantic_metrics.report.tables import Table
+
+    table = Table(("system", "mean"), (("a<b", "0.5"),), note="Means of 3 items & more.")
+    assert table.to_text().splitlines()[-2:] == ["", "Means of 3 items & more."]
+    assert table.to_markdown().endswith("\n\nMeans of 3 items &amp; more.")
+    assert table.to_html().endswith('</table><p class="note">Means of 3 items &amp; more.</p>')
+    assert "note" not in Table(("system",), (("a",),)).to_html()
+
+
+def test_the_pairwise_table_says_which_test_decides_and_where_they_disagree():
+    from opik_semantic_metrics.compare.stats import compare_systems
+    from opik_semantic_metrics.report.tables import pairwise_table
+
+    # y wins every item, by 0.01 but once by 0.4: the bootstrap's p is 0.01, the
+    # t-test's 0.30, so "no".
+    scipy_stats = pytest.importorskip("scipy.stats")
+    a, b = [0.5] * 6, [0.51] * 5 + [0.9]
+    close = compare_systems(a, b, name_a="x", name_b="y", resamples=200, alpha=0.1)
+    assert close.t_test.p_value == pytest.approx(scipy_stats.ttest_rel(a, b).pvalue, abs=1e-9)
+    clear = compare_systems([0.9, 0.8, 0.7, 0.9], [0.5, 0.4, 0.6, 0.5], name_a="u", name_b="v")
+    assert (close.significant, close.bootstrap.p_value < 0.1) == (False, True)
+    row = pairwise_table([("f1", close)]).rows[0]
+    assert (row[7], row[9]) == ("0.0100", "no")
+    text = pairwise_table([("f1", close), ("f1", clear)]).to_text()
+    assert "significant: the paired t-test's p is below 0.05 or 0.1." in " ".join(text.split())
+    assert " ".join(text.split()).endswith("but the t-test's is not, for x vs y.")
+    assert "Here" not in pairwise_table([("f1", clear)]).note

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -35,6 +36,8 @@ class Table:
 
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    #: A sentence shown under the table (how to read it), in every rendering.
+    note: str = ""
 
     def __post_init__(self) -> None:
         for row in self.rows:
@@ -70,7 +73,10 @@ class Table:
             return "  ".join(padded).rstrip()
 
         rule = "  ".join("-" * width for width in widths)
-        return "\n".join([line(headers), rule, *(line(row) for row in rows)])
+        lines = [line(headers), rule, *(line(row) for row in rows)]
+        if self.note:
+            lines.extend(["", *textwrap.wrap(self.note, width=max(60, len(rule)))])
+        return "\n".join(lines)
 
     def to_markdown(self) -> str:
         """A GitHub-flavoured markdown table; cells are escaped, so that a system named
@@ -82,7 +88,9 @@ class Table:
             escaped = (html.escape(cell, quote=False).replace("|", "\\|") for cell in cells)
             return "| " + " | ".join(escaped) + " |"
 
-        return "\n".join([line(headers), line(aligns), *(line(row) for row in rows)])
+        table = "\n".join([line(headers), line(aligns), *(line(row) for row in rows)])
+        note = html.escape(_single_line(self.note), quote=False)
+        return f"{table}\n\n{note}" if note else table
 
     def to_html(self) -> str:
         """An HTML ``<table>`` with escaped cells; numeric columns get ``class="num"``."""
@@ -98,7 +106,8 @@ class Table:
 
         head = f"<thead><tr>{cells('th', self.headers)}</tr></thead>"
         body = "".join(f"<tr>{cells('td', row)}</tr>" for row in self.rows)
-        return f"<table>{head}<tbody>{body}</tbody></table>"
+        note = f'<p class="note">{html.escape(self.note)}</p>' if self.note else ""
+        return f"<table>{head}<tbody>{body}</tbody></table>{note}"
 
 
 def _single_line(cell: str) -> str:
@@ -196,6 +205,10 @@ def pairwise_table(comparisons: Sequence[tuple[str, Comparison]]) -> Table:
         metric  A     B    mean A  mean B   A - B  t-test p  bootstrap p  winner  significant
         ------  ----  ---  ------  ------  ------  --------  -----------  ------  -----------
         f1      bart  pgn  0.8250  0.5000  0.3250    0.0227       0.0198  bart    yes
+        <BLANKLINE>
+        significant: the paired t-test's p is below 0.05. The paired bootstrap's p is shown
+        beside it but does not decide: it counts the resamples the other system wins, and on
+        few items or skewed differences it reads lower than the t-test's.
     """
     rows = tuple(
         (
@@ -226,7 +239,45 @@ def pairwise_table(comparisons: Sequence[tuple[str, Comparison]]) -> Table:
             "significant",
         ),
         rows,
+        significance_note([comparison for _, comparison in comparisons]),
     )
+
+
+def significance_note(comparisons: Sequence[Comparison]) -> str:
+    """What "significant" means in a table of ``comparisons``, and where the two tests
+    disagree: the verdict is the t-test's (see
+    :func:`~opik_semantic_metrics.compare.stats.compare_systems`), while the bootstrap's
+    p beside it can be lower, and a reader seeing "p = 0.002" and "no" asks why.
+
+    Example:
+        >>> from opik_semantic_metrics.compare.stats import compare_systems
+        >>> # x wins every item, by 0.01 but once by 0.4: every resample, not the t-test.
+        >>> a = [0.51, 0.51, 0.51, 0.51, 0.51, 0.9]
+        >>> comparison = compare_systems(a, [0.5] * 6, name_a="x", name_b="y", resamples=200)
+        >>> round(comparison.bootstrap.p_value, 3), round(comparison.t_test.p_value, 3)
+        (0.01, 0.301)
+        >>> print(significance_note([comparison]).rsplit(". ", 1)[1])
+        Here the bootstrap's p is below 0.05 but the t-test's is not, for x vs y.
+    """
+    if not comparisons:
+        return ""
+    levels = " or ".join(f"{level:g}" for level in sorted({c.alpha for c in comparisons}))
+    note = (
+        f"significant: the paired t-test's p is below {levels}. The paired bootstrap's p is "
+        "shown beside it but does not decide: it counts the resamples the other system wins, "
+        "and on few items or skewed differences it reads lower than the t-test's."
+    )
+    disagreeing = [
+        f"{c.name_a} vs {c.name_b}"
+        for c in comparisons
+        if not c.significant and c.winner is not None and c.bootstrap.p_value < c.alpha
+    ]
+    if disagreeing:
+        note += (
+            f" Here the bootstrap's p is below {levels} but the t-test's is not, for "
+            f"{', '.join(disagreeing)}."
+        )
+    return note
 
 
 def summaries_pairwise_table(summaries: Sequence[MetricSummary]) -> Table:
