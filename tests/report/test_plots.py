@@ -146,3 +146,12 @@ def test_dollar_signs_in_names_and_tokens_are_drawn_as_written():
     heatmap = similarity_heatmap(["$$", "a"], ["$", "b"], [[0.9, 0.1], [0.2, 0.6]], title="$")
     for drawn in (figure, heatmap):
         assert figure_png(drawn).startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_heatmap_refuses_a_cell_that_is_not_a_number(bad):
+    # A NaN was drawn as a blank cell, and argmax framed it as its row's best match.
+    matrix = [[0.9, 0.1, 0.2], [0.2, bad, 0.6]]
+    with pytest.raises(ValueError, match=r"1 NaN or infinite cell\(s\); the first is .* at row 1, "
+                       r"column 1 \('cat' x 'dog'\)"):  # fmt: skip
+        similarity_heatmap(["a", "cat"], ["a", "dog", "cat"], matrix)

@@ -131,7 +131,8 @@ def similarity_heatmap(
         The figure.
 
     Raises:
-        ValueError: The matrix's shape does not match the tokens.
+        ValueError: The matrix's shape does not match the tokens, or a cell is NaN or
+            infinite (drawn, it would be a blank cell and its row's match a guess).
 
     Example:
         >>> figure = similarity_heatmap(["a", "cat"], ["a", "dog"], [[0.9, 0.1], [0.2, 0.6]])
@@ -144,6 +145,14 @@ def similarity_heatmap(
         raise ValueError(
             f"Expected a matrix of shape {expected} (candidate x reference tokens), "
             f"got {values.shape}."
+        )
+    not_finite = np.argwhere(~np.isfinite(values))
+    if len(not_finite):
+        row, column = (int(index) for index in not_finite[0])
+        raise ValueError(
+            f"Expected finite similarities, got {len(not_finite)} NaN or infinite cell(s); "
+            f"the first is {values[row, column]} at row {row}, column {column} "
+            f"({candidate_tokens[row]!r} x {reference_tokens[column]!r})."
         )
     rows, columns = values.shape
     # About 0.2 inch a token, so that labels stay readable however long the texts are.
