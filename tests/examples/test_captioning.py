@@ -477,15 +477,28 @@ def test_the_run_prints_and_reports_each_generated_caption_with_its_scores(
 
 @pytest.mark.slow
 def test_offline_tiny_runs_the_whole_flow_with_nothing_downloaded(monkeypatch, tmp_path, capsys):
-    monkeypatch.setenv("OPIK_TRACK_DISABLE", "true")  # main sets it; restored after the test
+    # As a user runs it: a script in a fresh interpreter, no network, no Opik server.
     output = tmp_path / "out"
-    assert captioning.main(["--offline-tiny", "--output", str(output), "--device", "cpu"]) == 0
-    printed = capsys.readouterr().out
+    root = Path(__file__).resolve().parents[2]
+    environment = {
+        **os.environ,
+        "PYTHONPATH": str(root / "src"),
+        "HF_HUB_OFFLINE": "1",
+        "OPIK_CONFIG_PATH": str(tmp_path / "none.config"),  # no server configured
+    }
+    environment.pop("OPIK_TRACK_DISABLE", None)  # the example decides, as for a user
+    completed = subprocess.run(
+        [sys.executable, str(root / "examples" / "captioning" / "captioning.py"),
+         "--offline-tiny", "--output", str(output), "--device", "cpu"],
+        capture_output=True, text=True, env=environment, cwd=tmp_path, timeout=600, check=False,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-3000:]
     for color, _, captions in captioning.TINY_PICTURES:
-        rows = [line for line in printed.splitlines() if line.startswith(f"{color}.png")]
+        rows = [line for line in completed.stdout.splitlines() if line.startswith(f"{color}.png")]
         assert len(rows) == 2 and all(captions[0] in row for row in rows)
     assert (output / "tiny-blip" / "config.json").is_file()
     assert (output / "report.html").is_file()
+    monkeypatch.setenv("OPIK_TRACK_DISABLE", "true")  # main sets it; restored after the test
     with pytest.raises(SystemExit) as stop:
         captioning.main(["--offline-tiny", "--model", "some/blip", "--output", str(output)])
     assert stop.value.code == 2
