@@ -486,7 +486,8 @@ def test_offline_tiny_runs_the_whole_flow_with_nothing_downloaded(monkeypatch, t
         "HF_HUB_OFFLINE": "1",
         "OPIK_CONFIG_PATH": str(tmp_path / "none.config"),  # no server configured
     }
-    environment.pop("OPIK_TRACK_DISABLE", None)  # the example decides, as for a user
+    for name in ("OPIK_TRACK_DISABLE", "OPIK_URL_OVERRIDE", "OPIK_API_KEY"):
+        environment.pop(name, None)  # the example decides, as for a newcomer
     completed = subprocess.run(
         [sys.executable, str(root / "examples" / "captioning" / "captioning.py"),
          "--offline-tiny", "--output", str(output), "--device", "cpu"],
