@@ -72,8 +72,8 @@ class BERTScore(PackageMetric):
             in batches at a time; on a CPU shared between two batcher workers
             (see :class:`~opik_semantic_metrics.bertscore.engine.BERTScoreEngine`).
         dtype: Model weight type: float32 by default; ``"fast"`` for bfloat16/float16
-            where the hardware has it (the docs' "GPU and
-            fast mode" page gives its deviation and its dependence on batching).
+            where the hardware has it (``docs/gpu-and-fast-mode.md`` for its deviation,
+            and its scores' dependence on batching).
         idf_references: References to fit idf on at construction.
 
     Raises:

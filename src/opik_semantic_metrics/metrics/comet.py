@@ -70,8 +70,8 @@ class COMET(PackageMetric):
             oversubscribes the side-by-side workers, at half the speed (the docs' "GPU and
             fast mode" page).
         dtype: Encoder weight type: float32 by default (equal to unbabel-comet);
-            ``"fast"`` for bfloat16/float16 where the hardware has it (the docs'
-            "GPU and fast mode" page gives its deviation).
+            ``"fast"`` for bfloat16/float16 where the hardware has it
+            (``docs/gpu-and-fast-mode.md`` for its deviation).
         name: Metric name.
         track: Track the metric's calls in Opik.
         project_name: Opik project for the tracked calls.

@@ -118,7 +118,7 @@ class SemanticMatch(PackageMetric):
         batch_size: Most texts per forward pass, and most concurrent :meth:`score` calls
             coalesced into one batch.
         dtype: Model weight type: float32 by default; ``"fast"`` for bfloat16/float16
-            where the hardware has it (the docs' "GPU and fast mode" page gives its deviation).
+            where the hardware has it (its deviation: ``docs/gpu-and-fast-mode.md``).
 
     Raises:
         ValueError: A bad argument.
