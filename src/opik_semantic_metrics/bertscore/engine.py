@@ -128,7 +128,7 @@ class BERTScoreEngine(AllLayersMixin):
         dtype: Model weight type: float32 by default (exact); ``"fast"`` is bfloat16 on
             CPUs with native bf16 and on GPUs that have it (float16 on older GPUs), within
             about 2e-3 of F1 from float32 and no longer independent of batching (about
-            1e-3; see the README's performance section); any ``torch.dtype`` or its name.
+            1e-3; ``docs/gpu-and-fast-mode.md``); any ``torch.dtype`` or its name.
         batch_size: Most texts per forward pass and pairs per matching batch.
         micro_batch_size: Most concurrent :meth:`score_one` calls in batches at a time:
             16, Opik's default number of scoring threads. On a CPU they are shared

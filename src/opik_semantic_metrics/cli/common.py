@@ -123,8 +123,8 @@ def add_model_options(
         default=None,
         help="weight type: float32 (the default, exact), bf16, fp16, or fast (bfloat16 where "
         "the hardware computes it natively: faster, but scores move: BERTScore on MiniLM by "
-        "up to about 2e-3, COMET by what its model makes of it, see the README; compare "
-        "systems scored with one type)",
+        "up to about 2e-3, COMET by what its model makes of it, see the docs' GPU and fast "
+        "mode page; compare systems scored with one type)",
     )
     parser.add_argument(
         "-b",

@@ -168,7 +168,7 @@ class CometEngine:
             ``"fast"`` is bfloat16 on GPUs and CPUs with native bf16 (float16 on older
             GPUs, float32 on other CPUs); any ``torch.dtype`` or its name. Layer mixing,
             pooling and the estimator run in float32 whatever the encoder's type. The fast
-            mode moves scores (see the README's COMET speed section).
+            mode moves scores (``docs/gpu-and-fast-mode.md``).
         batch_size: Most sequences per forward pass, and most items per micro-batch of
             :meth:`score_one`.
         cache: Where regression models keep sentence embeddings; the process-wide cache
