@@ -10,6 +10,7 @@ constructor and missing from :data:`NON_DEFAULT` fails
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import json
 import threading
@@ -22,7 +23,9 @@ import ray.cloudpickle
 
 from opik_semantic_metrics import COMET, AnswerMatch, BERTScore, SemanticMatch
 from opik_semantic_metrics.bertscore.baseline import Baseline, write_baseline
-from opik_semantic_metrics.cli.common import json_text
+from opik_semantic_metrics.cli import score_dataset as score_dataset_command
+from opik_semantic_metrics.cli.common import CliError, json_text
+from opik_semantic_metrics.cli.main import main
 from opik_semantic_metrics.cli.score_dataset import METRICS
 from opik_semantic_metrics.distributed import score_dataset
 from opik_semantic_metrics.distributed.blueprint import blueprint_of
@@ -260,3 +263,38 @@ def test_a_setting_that_cannot_travel_is_named():
     unsendable = AnswerMatch(semantic=locked, semantic_threshold=0.5, track=False)
     with pytest.raises(ValueError, match=r"setting semantic=.* cannot be sent to Ray's workers"):
         blueprint_of(unsendable)
+
+
+def _options(**given: Any) -> argparse.Namespace:
+    options: dict[str, Any] = {
+        "metric": "bertscore",
+        "model": None,
+        "dtype": None,
+        "lang": None,
+        "num_layers": None,
+        "idf": False,
+        "rescale_with_baseline": False,
+    }
+    return argparse.Namespace(**{**options, **given})
+
+
+def test_the_command_line_builds_a_metric_from_its_declared_settings():
+    bertscore = score_dataset_command._metric(_options(num_layers=5, idf=True))
+    assert isinstance(bertscore, BERTScore)
+    # The packaged MiniLM where neither a model nor a language chooses one.
+    assert bertscore.settings["model"] == "all-MiniLM-L6-v2"
+    assert (bertscore.settings["num_layers"], bertscore.settings["idf"]) == (5, True)
+    answer_match = score_dataset_command._metric(_options(metric="answer-match"))
+    assert isinstance(answer_match, AnswerMatch)
+    with pytest.raises(CliError, match="--lang is no setting of --metric comet"):
+        score_dataset_command._metric(_options(metric="comet", lang="en"))
+    with pytest.raises(CliError, match="--num-layers is no setting of --metric answer-match"):
+        score_dataset_command._metric(_options(metric="answer-match", num_layers=3))
+
+
+def test_fit_is_refused_for_a_metric_that_fits_nothing(tmp_path, capsys, ray_cluster):
+    source = tmp_path / "rows.jsonl"
+    source.write_text(json.dumps({"output": "A cat.", "reference": "A cat."}) + "\n")
+    out = str(tmp_path / "out.parquet")
+    assert main(["score-dataset", str(source), "--fit", "--out", out]) == 2
+    assert "--fit is no setting of --metric bertscore" in capsys.readouterr().err
