@@ -114,14 +114,10 @@ def blueprint_of(metric: Any) -> MetricBlueprint:
             f"({', '.join(type_.__name__ for type_ in PackageMetric.registered().values())}), "
             f"got {type(metric).__name__}."
         )
-    parameters = inspect.signature(type(metric)).parameters
     settings: dict[str, Any] = {}
     files: dict[str, bytes] = {}
     for key, value in metric.settings.items():
-        if key in metric.state_settings:
-            # The fitted state stands for it (references fitted on at construction).
-            settings[key] = parameters[key].default
-        elif key in metric.file_settings and value is not None:
+        if key in metric.file_settings and value is not None:
             files[key] = Path(value).read_bytes()
         elif isinstance(value, PackageMetric):
             settings[key] = blueprint_of(value)

@@ -90,7 +90,8 @@ class PackageMetric(base_metric.BaseMetric):
     #: Settings that name a file the metric reads: it travels as bytes.
     file_settings: ClassVar[tuple[str, ...]] = ()
     #: Settings that the fitted state stands for (references fitted on at construction):
-    #: a rebuilt metric gets the state, not them.
+    #: recorded at their defaults, so that the metric does not keep them; a rebuilt metric
+    #: gets the state instead.
     state_settings: ClassVar[tuple[str, ...]] = ()
     #: Whether :meth:`fit_on_references` fits anything (``score-dataset --fit``).
     fits_on_references: ClassVar[bool] = False
@@ -126,13 +127,26 @@ class PackageMetric(base_metric.BaseMetric):
         return {key: value for key, value in arguments.items() if key not in RUNTIME_ARGUMENTS}
 
     def fitted_state(self) -> Any:
-        """What fitting on a corpus set (``None``: nothing, or nothing fitted)."""
-        return None
+        """What fitting on a corpus set (``None``: nothing, or nothing fitted). Here: that of
+        each metric among the settings (AnswerMatch's ``semantic=``), by setting."""
+        nested = {
+            key: value.fitted_state()
+            for key, value in self.settings.items()
+            if isinstance(value, PackageMetric)
+        }
+        return nested if any(state is not None for state in nested.values()) else None
 
     def restore_fitted_state(self, state: Any) -> None:
         """Set a state :meth:`fitted_state` returned (of a metric with the same settings)."""
-        if state is not None:
-            raise ValueError(f"{type(self).__name__} has no fitted state to restore.")
+        if state is None:
+            return
+        settings = self.settings
+        if not isinstance(state, dict) or not all(
+            isinstance(settings.get(key), PackageMetric) for key in state
+        ):
+            raise ValueError(f"{type(self).__name__} has no such fitted state to restore.")
+        for key, nested in state.items():
+            settings[key].restore_fitted_state(nested)
 
     def row_arguments(self) -> RowArguments:
         """The row arguments this metric reads."""
@@ -252,6 +266,9 @@ def _recording(init: Callable[..., None]) -> Callable[..., None]:
             bound.apply_defaults()
             arguments = dict(bound.arguments)
             arguments.pop(next(iter(signature.parameters)))
+            for name in type(self).state_settings:
+                # The fitted state stands for it: a corpus of references is not kept.
+                arguments[name] = signature.parameters[name].default
             self.__dict__["_constructor_arguments"] = MappingProxyType(arguments)
         init(self, *args, **kwargs)
 
