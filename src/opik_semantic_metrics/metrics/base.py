@@ -111,6 +111,8 @@ class PackageMetric(base_metric.BaseMetric):
     @staticmethod
     def registered() -> Mapping[str, type[PackageMetric]]:
         """Every metric of the package by :attr:`kind`."""
+        # Whole whenever this module is: importing it runs the package's __init__ first,
+        # which imports every metric module (so a Ray worker unpickling a blueprint has all).
         return MappingProxyType(PackageMetric._registry)
 
     @classmethod
