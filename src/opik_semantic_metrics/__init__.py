@@ -14,6 +14,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from opik_semantic_metrics.errors import InputError, ModelUnavailableError, ScorerError
+from opik_semantic_metrics.version import __version__
 
 if TYPE_CHECKING:
     from opik_semantic_metrics.metrics.answer_match import AnswerMatch
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from opik_semantic_metrics.metrics.comet import COMET
     from opik_semantic_metrics.metrics.semantic_match import SemanticMatch
 
-__version__ = "0.1.0"
 
 #: Metric class -> the module defining it, imported when the class is first asked for.
 _METRICS = {

@@ -16,7 +16,7 @@ from opik.evaluation.metrics.score_result import ScoreResult
 from opik_semantic_metrics import BERTScore
 from opik_semantic_metrics.compare.corpus import (
     collect_item_scores,
-    compare,
+    compare_results,
     system_score_function,
 )
 from opik_semantic_metrics.compare.experiments import collect_scores
@@ -102,17 +102,17 @@ def test_the_metric_name_is_needed_when_there_are_several_and_must_exist():
 def test_compare_equals_the_paired_statistics_on_aligned_items():
     shuffled_b = _results(SYSTEM_B)
     random.Random(1).shuffle(shuffled_b)
-    verdict = compare(_results(SYSTEM_A), shuffled_b, name_a="new", name_b="old")
+    verdict = compare_results(_results(SYSTEM_A), shuffled_b, name_a="new", name_b="old")
     expected = compare_systems(SYSTEM_A, SYSTEM_B, name_a="new", name_b="old")
     assert verdict == expected
     assert (verdict.winner, verdict.significant) == ("new", True)
-    assert compare(SYSTEM_A, SYSTEM_B, name_a="new", name_b="old") == expected
+    assert compare_results(SYSTEM_A, SYSTEM_B, name_a="new", name_b="old") == expected
 
 
 def test_compare_takes_the_tie_tolerance():
     rerun = [score + 5e-7 for score in SYSTEM_A]
-    assert compare(SYSTEM_A, rerun).winner is None
-    exact = compare(SYSTEM_A, rerun, tie_tolerance=0.0)
+    assert compare_results(SYSTEM_A, rerun).winner is None
+    exact = compare_results(SYSTEM_A, rerun, tie_tolerance=0.0)
     assert exact == compare_systems(SYSTEM_A, rerun, tie_tolerance=0.0)
     assert exact.winner == "B" and exact.bootstrap.ties == 0
 
@@ -120,46 +120,49 @@ def test_compare_takes_the_tie_tolerance():
 def test_compare_refuses_scores_of_different_weight_types():
     exact, fast = _results(SYSTEM_A, dtype="float32"), _results(SYSTEM_B, dtype="bfloat16")
     with pytest.raises(ValueError, match="A: float32; B: bfloat16"):
-        compare(exact, fast)
+        compare_results(exact, fast)
     mixed = _results(SYSTEM_B[:6], dtype="float32") + _results(SYSTEM_B, dtype="bfloat16")[6:]
     with pytest.raises(ValueError, match="B: bfloat16, float32"):
-        compare(exact, mixed)
+        compare_results(exact, mixed)
     with pytest.raises(ValueError, match="old: float32; old: bfloat16"):
-        compare(exact, fast, name_a="old", name_b="old")
+        compare_results(exact, fast, name_a="old", name_b="old")
     with pytest.raises(ValueError, match="A: none recorded; B: bfloat16, float32"):
-        compare(_results(SYSTEM_A), mixed)
+        compare_results(_results(SYSTEM_A), mixed)
     expected = compare_systems(SYSTEM_A, SYSTEM_B)
     # One type on both sides (even the fast one), or one side's scores carry none: compared.
-    assert compare(_results(SYSTEM_A, dtype="bfloat16"), fast) == expected
-    assert compare(exact, _results(SYSTEM_B, dtype="float32")) == expected
-    assert compare(exact, _results(SYSTEM_B)) == expected
+    assert compare_results(_results(SYSTEM_A, dtype="bfloat16"), fast) == expected
+    assert compare_results(exact, _results(SYSTEM_B, dtype="float32")) == expected
+    assert compare_results(exact, _results(SYSTEM_B)) == expected
 
 
 def test_compare_reads_iterators_once_and_refuses_lists_of_non_numbers():
     # Results were read twice (scores, then weight types): an iterator was empty the
     # second time, and the comparison failed on "no items".
     expected = compare_systems(SYSTEM_A, SYSTEM_B)
-    assert compare(iter(SYSTEM_A), iter(SYSTEM_B)) == expected
-    assert compare(iter(_results(SYSTEM_A)), iter(_results(SYSTEM_B))) == expected
+    assert compare_results(iter(SYSTEM_A), iter(SYSTEM_B)) == expected
+    assert compare_results(iter(_results(SYSTEM_A)), iter(_results(SYSTEM_B))) == expected
     with pytest.raises(ValueError, match="list of numbers, got NoneType at position 1"):
-        compare([0.1, None], [0.1, 0.2])
+        compare_results([0.1, None], [0.1, 0.2])
     with pytest.raises(ValueError, match="got str at position 0"):
-        compare(["0.5", 0.2], [0.1, 0.2])
+        compare_results(["0.5", 0.2], [0.1, 0.2])
     # What float() reads is a number: bert_score's own P/R/F come as tensors.
-    assert compare(torch.tensor(SYSTEM_A), torch.tensor(SYSTEM_B)) == compare_systems(
+    assert compare_results(torch.tensor(SYSTEM_A), torch.tensor(SYSTEM_B)) == compare_systems(
         torch.tensor(SYSTEM_A).tolist(), torch.tensor(SYSTEM_B).tolist()
     )
 
 
 def test_compare_warns_when_the_scores_record_other_settings():
     expected = compare_systems(SYSTEM_A, SYSTEM_B)
-    one = compare(_results(SYSTEM_A, model="m"), _results(SYSTEM_B, model="m"))
+    one = compare_results(_results(SYSTEM_A, model="m"), _results(SYSTEM_B, model="m"))
     assert one == expected
     with pytest.warns(UserWarning, match="different models \\(A: m; B: kiwi\\)"):
-        assert compare(_results(SYSTEM_A, model="m"), _results(SYSTEM_B, model="kiwi")) == expected
+        assert (
+            compare_results(_results(SYSTEM_A, model="m"), _results(SYSTEM_B, model="kiwi"))
+            == expected
+        )
     # A layer recorded apart from any hash (as the compare command's files do) counts too.
     with pytest.warns(UserWarning, match="different layers \\(A: 6; B: 3\\)"):
-        assert compare(_results(SYSTEM_A, layer=6), _results(SYSTEM_B, layer=3)) == expected
+        assert compare_results(_results(SYSTEM_A, layer=6), _results(SYSTEM_B, layer=3)) == expected
     # Package versions and the tokenizer class are not settings.
     hashes = (
         "x_L6_no-idf_version=0.3.12(hug_trans=4.40.2)",
@@ -167,14 +170,14 @@ def test_compare_warns_when_the_scores_record_other_settings():
     )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        compare(_results(SYSTEM_A, hash=hashes[0]), _results(SYSTEM_B, hash=hashes[1]))
+        compare_results(_results(SYSTEM_A, hash=hashes[0]), _results(SYSTEM_B, hash=hashes[1]))
 
 
 def test_compare_refuses_failed_and_unmatched_items():
     with pytest.raises(ValueError, match=r"1 items of B have no comet score \(failed\)"):
-        compare(_results(SYSTEM_A[:3]), _results([0.5, None, 0.5]))
+        compare_results(_results(SYSTEM_A[:3]), _results([0.5, None, 0.5]))
     with pytest.raises(ValueError, match="same items; 1 items are in one only"):
-        compare(_results(SYSTEM_A[:3]), _results(SYSTEM_B[:2]))
+        compare_results(_results(SYSTEM_A[:3]), _results(SYSTEM_B[:2]))
 
 
 def test_system_score_counts_failures_and_fails_when_nothing_was_scored():
@@ -237,7 +240,7 @@ def test_system_score_settings_are_checked_when_the_function_is_made():
 
 
 def test_compare_takes_the_options_and_defaults_of_compare_systems():
-    # compare() reads Opik results, then hands its options on: one list of options, with
+    # compare_results() reads Opik results, then hands its options on: one list of options, with
     # one set of defaults, at both levels.
     def options(function):
         return {
@@ -246,8 +249,8 @@ def test_compare_takes_the_options_and_defaults_of_compare_systems():
             if parameter.kind is parameter.KEYWORD_ONLY and name != "metric_name"
         }
 
-    assert options(compare) == options(compare_systems)
-    assert options(compare) == {
+    assert options(compare_results) == options(compare_systems)
+    assert options(compare_results) == {
         "name_a": "A",
         "name_b": "B",
         "alpha": 0.05,

@@ -9,6 +9,8 @@ import opik
 import pytest
 
 from opik_semantic_metrics import BERTScore
+from opik_semantic_metrics.compare.corpus import system_score_function
+from opik_semantic_metrics.distributed.blueprint import blueprint_of
 from opik_semantic_metrics.distributed.opik_logging import (
     ScoreColumns,
     experiment_scores,
@@ -16,9 +18,7 @@ from opik_semantic_metrics.distributed.opik_logging import (
     log_to_opik,
     new_experiment_records,
 )
-from opik_semantic_metrics.distributed.recipe import recipe_of
 from opik_semantic_metrics.distributed.scoring import score_with_fallback
-from opik_semantic_metrics.metrics.corpus import system_score_function
 
 LIVE = pytest.mark.skipif(
     not os.environ.get("OPIK_URL_OVERRIDE"),
@@ -40,13 +40,13 @@ def scored_rows(metric, stsb_pairs) -> list[dict]:
         for i, (a, b, _) in enumerate(stsb_pairs[:30])
     ]
     items[3]["output"] = None
-    recipe = recipe_of(metric)
+    blueprint = blueprint_of(metric)
     rows = {name: [item[name] for item in items] for name in ("output", "reference")}
-    values, errors = score_with_fallback(recipe, metric, rows, len(items))
+    values, errors = score_with_fallback(blueprint, metric, rows, len(items))
     for item, value, error in zip(items, values, errors, strict=True):
-        for place, name in enumerate(recipe.score_names):
+        for place, name in enumerate(blueprint.score_names):
             item[name] = None if value is None else value[place]
-        item[recipe.error_column] = error
+        item[blueprint.error_column] = error
     return items
 
 

@@ -19,7 +19,7 @@ import ray
 from opik_semantic_metrics import COMET, AnswerMatch, BERTScore, SemanticMatch
 from opik_semantic_metrics.cli.main import main
 from opik_semantic_metrics.distributed import score_dataset, scoring_summary
-from opik_semantic_metrics.distributed.recipe import recipe_of
+from opik_semantic_metrics.distributed.blueprint import blueprint_of
 from opik_semantic_metrics.distributed.scoring import BatchScorer
 
 COMET_FIXTURE = Path(__file__).parents[1] / "fixtures" / "comet" / "regression-xlmr"
@@ -255,7 +255,7 @@ def test_comet_scores_equal_score_batch_and_reuse_embeddings_within_an_actor():
 
     # One actor's scorer, given system a's block then system b's: b's sources and
     # references come from the cache, only its translations are encoded.
-    scorer = BatchScorer(recipe_of(metric), columns, "cpu", threads=1)
+    scorer = BatchScorer(blueprint_of(metric), columns, "cpu", threads=1)
     cache = scorer.metric.engine.cache
     fresh = [{**row, **{key: row[key] + " (new)" for key in ("src", "mt", "ref")}} for row in rows]
     misses, hits = cache.misses, cache.hits

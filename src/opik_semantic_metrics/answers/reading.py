@@ -10,8 +10,8 @@ Bad input (the engine's contract; the Opik metric turns :class:`InputError` into
 - ``reference`` ``None`` or NaN: the gold is "not answerable" (the MMESGBench answer
   analysis's convention for ``None``; pandas reads an empty cell as NaN). An infinite
   ``reference``: InputError.
-- ints and floats: numbers. ``82`` matches ``"82%"`` and ``"82.0"`` (tier 3) and
-  ``"82"`` (tier 1, through its text); booleans are the texts ``True`` and ``False``.
+- ints and floats: numbers. ``82`` matches ``"82%"`` and ``"82.0"`` (``numeric``) and
+  ``"82"`` (``exact``, through its text); booleans are the texts ``True`` and ``False``.
 - Python lists and tuples: list answers, within the bounds of
   :mod:`~opik_semantic_metrics.answers.lists` (InputError beyond them).
 - NumPy scalars and arrays and PyTorch tensors (what a task computing with them, or a

@@ -2,10 +2,10 @@
 
 The MMESGBench answer analysis compared accuracy under strict exact matching with accuracy under
 more forgiving tiers and listed the items each change flipped; :func:`markdown_report`
-writes that analysis for any run. Because the tiers are tried in order and the first
-match decides, an item matched by tier *k* is matched by no earlier tier, so the
-accuracy with tiers 1..k enabled is the share of items whose ``method`` is one of the
-first *k* tiers, and one pass of the matcher gives every row of the table.
+writes that analysis for any run. Because the methods are tried in order and the first
+match decides, an item matched by one method is matched by none tried before it, so the
+accuracy with the methods up to one enabled is the share of items whose ``method`` is
+one of them, and one pass of the matcher gives every row of the table.
 
 Two kinds of input, both knowing nothing of Opik's classes:
 
@@ -81,7 +81,7 @@ class RunSummary:
 
     Attributes:
         items: Every item, in input order.
-        semantic: The semantic scorer's name, or ``None`` when tier 6 was off.
+        semantic: The semantic scorer's name, or ``None`` when the ``semantic`` method was off.
         correct_through: For each tier, the items correct with it and every earlier
             tier enabled (cumulative).
         method_counts: Items per ``method`` (``"failed"`` for failed items).

@@ -30,8 +30,8 @@ that matches decides; its name is the result's ``method``:
    a sentence that declines in other words ("The report does not say.";
    :mod:`~opik_semantic_metrics.answers.abstentions`). An abstention against a real gold
    answer is no match and is flagged (``output_abstained``), so abstentions can be
-   counted apart from wrong answers; an output in which tiers 1-5 find the gold answer
-   is an answer, not an abstention;
+   counted apart from wrong answers; an output in which the methods from ``exact`` to
+   ``list`` find the gold answer is an answer, not an abstention;
 7. ``semantic`` (off unless a scorer is given): for ``Str`` answers (and answers of
    unknown format whose gold is text, not a number or a list), a semantic score of at
    least the threshold. The scorer is any ``(output, reference) -> float``, or
@@ -109,7 +109,7 @@ class AnswerMatcher:
         abstentions: Phrases that decline to answer.
         abstention_patterns: Also read freely phrased abstentions ("The report does not
             say."; :mod:`~opik_semantic_metrics.answers.abstentions`).
-        semantic: ``None`` (tier 6 off), ``"keywords"``, or a scorer
+        semantic: ``None`` (the ``semantic`` method off), ``"keywords"``, or a scorer
             ``(output, reference) -> float``, which returns ``None`` where it cannot judge
             the pair (no semantic match then, flagged ``semantic_unreadable``).
         semantic_threshold: Least semantic score that matches; required with a scorer,
@@ -179,7 +179,7 @@ class AnswerMatcher:
         if semantic is not None and threshold is None:
             raise ValueError("A semantic scorer needs a `semantic_threshold`.")
         if semantic is None and threshold is not None:
-            # Most likely a `semantic=` forgotten: tier 6 would be off without a word.
+            # Most likely a `semantic=` forgotten: the semantic method would be off without a word.
             raise ValueError("`semantic_threshold` is read only with a `semantic` scorer.")
         self.semantic = semantic
         self.semantic_threshold: float | None = None
@@ -469,7 +469,8 @@ class AnswerMatcher:
         )
 
     def _elements_equal(self, first: Element, second: Element, ordered: bool) -> bool:
-        """Tiers 1-3 on two list elements; nested lists compare as lists (same order rule)."""
+        """The exact, normalised and numeric rules on two list elements; nested lists
+        compare as lists (same order rule)."""
         if first.nested is not None or second.nested is not None:
             if first.nested is None or second.nested is None:
                 return False

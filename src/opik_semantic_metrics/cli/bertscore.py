@@ -111,14 +111,11 @@ def _as_json(
     results: list[BERTScoreResult],
     means: dict[str, float],
 ) -> dict[str, Any]:
-    from opik_semantic_metrics.models.devices import dtype_name
+    from opik_semantic_metrics.records import bertscore_record
 
     return {
         "metric": "bertscore",
-        "hash": engine.hash,
-        "model": engine.model_name,
-        "layer": engine.num_layers,
-        "dtype": dtype_name(engine.encoder.dtype),
+        **bertscore_record(engine),
         "candidates": args.candidates,
         "references": args.references,
         "mean": means,

@@ -104,14 +104,11 @@ def _engine(args: argparse.Namespace) -> CometEngine:
 def _as_json(
     args: argparse.Namespace, engine: CometEngine, results: list[CometResult], mean: float
 ) -> dict[str, Any]:
-    from opik_semantic_metrics.models.devices import dtype_name
+    from opik_semantic_metrics.records import comet_record
 
     return {
         "metric": "comet",
-        "model": engine.model_name,
-        "revision": engine.revision,
-        "class": engine.class_identifier,
-        "dtype": dtype_name(engine.loaded.dtype),
+        **comet_record(engine),
         "sources": args.sources,
         "translations": args.translations,
         "references": args.references,

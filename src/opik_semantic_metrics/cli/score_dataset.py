@@ -13,7 +13,11 @@ from typing import Any
 from opik_semantic_metrics.cli.common import CliError
 from opik_semantic_metrics.cli.dataset_check import check_dataset_input
 
+#: The metrics, by their command-line names (a metric's ``kind``, with hyphens).
 METRICS = ("bertscore", "semantic-match", "comet", "answer-match")
+#: Options that are metric settings: each is passed where the metric has that setting and
+#: refused where it has not (``None`` and ``False`` are options not given).
+_SETTING_OPTIONS = ("model", "dtype", "lang", "num_layers", "idf", "rescale_with_baseline")
 #: Output suffixes written as one file; any other path is a directory of Parquet files.
 _SINGLE_FILES = (".parquet", ".jsonl", ".csv")
 
@@ -96,28 +100,31 @@ def parse_columns(text: str | None) -> dict[str, str]:
 
 
 def _metric(args: argparse.Namespace) -> Any:
-    """The metric the options ask for, built here on the CPU (actors build their own)."""
-    from opik_semantic_metrics import metrics
+    """The metric the options ask for, built here on the CPU (actors build their own).
 
-    common: dict[str, Any] = {"device": "cpu", "track": False}
-    if args.model is not None:
-        common["model"] = args.model
-    if args.metric == "bertscore":
-        if "model" not in common and args.lang is None:
-            common["model"] = "all-MiniLM-L6-v2"
-        return metrics.BERTScore(
-            num_layers=args.num_layers,
-            idf=args.idf,
-            rescale_with_baseline=args.rescale_with_baseline,
-            lang=args.lang,
-            dtype=args.dtype,
-            **common,
-        )
-    if args.metric == "semantic-match":
-        return metrics.SemanticMatch(dtype=args.dtype, **common)
-    if args.metric == "comet":
-        return metrics.COMET(dtype=args.dtype, **common)
-    return metrics.AnswerMatch(track=False)
+    Raises:
+        CliError: An option that is no setting of the metric.
+    """
+    import inspect
+
+    from opik_semantic_metrics.metrics.base import PackageMetric
+
+    metric_class = PackageMetric.registered()[args.metric.replace("-", "_")]
+    accepted = inspect.signature(metric_class).parameters
+    settings: dict[str, Any] = {}
+    for option in _SETTING_OPTIONS:
+        value = getattr(args, option)
+        if value is None or value is False:
+            continue
+        if option not in accepted:
+            flag = "--" + option.replace("_", "-")
+            raise CliError(f"{flag} is no setting of --metric {args.metric}.")
+        settings[option] = value
+    settings = metric_class.command_line_settings(settings)
+    runtime: dict[str, Any] = {"track": False}
+    if "device" in accepted:
+        runtime["device"] = "cpu"
+    return metric_class(**settings, **runtime)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -136,13 +143,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         metric = _metric(args)
         if args.fit:
-            if args.metric != "semantic-match":
-                raise CliError("--fit is for --metric semantic-match.")
+            if not metric.fits_on_references:
+                raise CliError(f"--fit is no setting of --metric {args.metric}.")
             from opik_semantic_metrics.distributed.datasets import as_dataset
 
             column = columns.get("reference", "reference")
             rows = as_dataset(args.input).select_columns([column]).iter_rows()
-            metric.fit([row[column] for row in rows])
+            metric.fit_on_references([row[column] for row in rows])
         scored = score_dataset(
             args.input,
             metric,

@@ -4,8 +4,9 @@ Scores record how they were scored: the weight type (``dtype``), the metric, and
 :data:`COMPARED_SETTINGS`. Two systems scored in different weight types, or by different
 metrics, are refused: the difference would be the type's or the metric's, not the
 systems'. Other settings that differ only warn, since one model can be named two ways
-("all-MiniLM-L6-v2" and its Hub id). Both :func:`~opik_semantic_metrics.compare.corpus.compare`
-and the ``compare`` command ask :func:`comparison_warnings`.
+("all-MiniLM-L6-v2" and its Hub id). Both
+:func:`~opik_semantic_metrics.compare.corpus.compare_results` and the ``compare`` command
+ask :func:`comparison_warnings`.
 """
 
 from __future__ import annotations

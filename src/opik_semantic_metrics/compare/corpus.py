@@ -3,17 +3,17 @@
 - :func:`system_score_function` makes a function for ``opik.evaluate(...,
   experiment_scoring_functions=[...])``: the mean of a metric's item scores (the system
   score COMET reports) with a bootstrap confidence interval.
-- :func:`compare` tells which of two systems scored on the same items is better and
+- :func:`compare_results` tells which of two systems scored on the same items is better and
   whether the difference is significant, with a paired t-test and paired bootstrap
   resampling, as unbabel-comet's ``comet-compare`` does (the statistics are
   :mod:`opik_semantic_metrics.compare.stats`).
 
 Both read Opik's results: an ``EvaluationResult`` (from ``opik.evaluate``), an
 ``EvaluationResultOnDictItems`` (from ``opik.evaluate_on_dict_items``), their
-``test_results`` list, or, for :func:`compare`, plain lists of scores. Items are matched
+``test_results`` list, or, for :func:`compare_results`, plain lists of scores. Items are matched
 by dataset item id; an item scored in several trials counts with the mean of its
 successful trials. An item whose score failed in every trial is never averaged in as
-zero: the system score counts and names it, and :func:`compare` refuses to compare
+zero: the system score counts and names it, and :func:`compare_results` refuses to compare
 without it. Opik results are read by
 :func:`~opik_semantic_metrics.compare.experiments.collect_scores`, as experiments are, so
 both see the same items in the same order.
@@ -215,7 +215,7 @@ def system_score_function(
     return system_score
 
 
-def compare(
+def compare_results(
     results_a: Any,
     results_b: Any,
     *,
@@ -252,7 +252,7 @@ def compare(
             or a metric name that is needed or absent.
 
     Example:
-        >>> verdict = compare([0.81, 0.74, 0.9, 0.66], [0.7, 0.61, 0.8, 0.6], name_a="new")
+        >>> verdict = compare_results([0.81, 0.74, 0.9, 0.66], [0.7, 0.61, 0.8, 0.6], name_a="new")
         >>> verdict.winner, verdict.significant
         ('new', True)
     """
@@ -296,3 +296,8 @@ def compare(
         seed=seed,
         tie_tolerance=tie_tolerance,
     )
+
+
+#: The name :func:`compare_results` had before the package and the ``compare`` command
+#: shared it; kept so that code calling it by that name keeps working.
+compare = compare_results

@@ -10,7 +10,7 @@ from typing import Any
 
 import ray.data
 
-from opik_semantic_metrics.distributed.recipe import MetricRecipe
+from opik_semantic_metrics.distributed.blueprint import MetricBlueprint
 
 
 def as_dataset(dataset: Any) -> ray.data.Dataset:
@@ -61,7 +61,7 @@ def _suffixes(directory: Path) -> list[str]:
 
 
 def resolve_columns(
-    recipe: MetricRecipe, columns: Mapping[str, str] | None, names: Sequence[str]
+    blueprint: MetricBlueprint, columns: Mapping[str, str] | None, names: Sequence[str]
 ) -> dict[str, str]:
     """Metric argument -> column: those given, then each argument whose name is a column.
 
@@ -71,26 +71,26 @@ def resolve_columns(
     """
     mapping = dict(columns or {})
     for argument, column in mapping.items():
-        if argument not in recipe.arguments:
+        if argument not in blueprint.arguments:
             raise ValueError(
-                f"{recipe.kind} reads no argument {argument!r}: it reads "
-                f"{', '.join(recipe.arguments)}."
+                f"{blueprint.kind} reads no argument {argument!r}: it reads "
+                f"{', '.join(blueprint.arguments)}."
             )
         if column not in names:
             raise ValueError(
                 f"The dataset has no column {column!r} (for {argument!r}); its columns are "
                 f"{', '.join(names)}."
             )
-    for argument in recipe.arguments:
+    for argument in blueprint.arguments:
         if argument not in mapping and argument in names:
             mapping[argument] = argument
-    missing = [argument for argument in recipe.required if argument not in mapping]
+    missing = [argument for argument in blueprint.required if argument not in mapping]
     if missing:
         raise ValueError(
             f"No column for {', '.join(missing)}: pass columns={{{missing[0]!r}: 'column name'}} "
             f"(the dataset's columns are {', '.join(names)})."
         )
-    taken = [name for name in (*recipe.score_names, recipe.error_column) if name in names]
+    taken = [name for name in (*blueprint.score_names, blueprint.error_column) if name in names]
     if taken:
         raise ValueError(
             f"The dataset already has the result column(s) {', '.join(taken)}: rename them, or "

@@ -5,7 +5,7 @@ dataset's columns, through Opik's public client: either a new experiment (datase
 one trace a row with its feedback scores, the experiment items linking them), or feedback
 scores on the traces of an existing experiment's items, matched by dataset item id. Both
 also log the experiment-level scores: the mean of each score with its bootstrap interval,
-made by :func:`~opik_semantic_metrics.metrics.corpus.system_score_function`, the function
+made by :func:`~opik_semantic_metrics.compare.corpus.system_score_function`, the function
 ``experiment_scoring_functions`` hands to ``opik.evaluate``, read from the same kind of
 test results Opik's evaluation gives it.
 
@@ -26,8 +26,8 @@ from opik.evaluation.metrics import score_result
 from opik.evaluation.test_case import TestCase
 from opik.evaluation.test_result import TestResult
 
-from opik_semantic_metrics.distributed.recipe import MetricRecipe, recipe_of
-from opik_semantic_metrics.metrics.corpus import system_score_function
+from opik_semantic_metrics.compare.corpus import system_score_function
+from opik_semantic_metrics.distributed.blueprint import MetricBlueprint, blueprint_of
 
 logger = logging.getLogger(__name__)
 
@@ -50,9 +50,9 @@ class ScoreColumns:
 
     @classmethod
     def of(cls, metric: Any) -> ScoreColumns:
-        """The columns of one of this package's metrics (or of its recipe)."""
-        recipe = metric if isinstance(metric, MetricRecipe) else recipe_of(metric)
-        return cls(recipe.name, recipe.score_names, recipe.error_column)
+        """The columns of one of this package's metrics (or of its blueprint)."""
+        blueprint = metric if isinstance(metric, MetricBlueprint) else blueprint_of(metric)
+        return cls(blueprint.name, blueprint.score_names, blueprint.error_column)
 
     @property
     def all(self) -> tuple[str, ...]:

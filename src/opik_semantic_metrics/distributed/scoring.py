@@ -5,7 +5,7 @@ actors (:class:`BatchScorer`, built once each with the metric's settings and fit
 state, on a GPU when given one), restarts an actor that dies and retries its batch, and
 shows its own progress bars. What this package adds is the metric's side: the columns the
 metric reads (``datasets.py``), idf fitted on the whole reference column and not per block
-(``idf_pass.py``), an error column in which a bad row is named instead of failing the run
+(``corpus_pass.py``), an error column in which a bad row is named instead of failing the run
 (here), and resources sized so that the actors leave room for Ray's read tasks on a small
 machine (``resources.py``).
 """
@@ -27,9 +27,9 @@ import ray
 import ray.data
 from opik.exceptions import MetricComputationError
 
+from opik_semantic_metrics.distributed.blueprint import MetricBlueprint, blueprint_of
+from opik_semantic_metrics.distributed.corpus_pass import column_statistics
 from opik_semantic_metrics.distributed.datasets import as_dataset, resolve_columns
-from opik_semantic_metrics.distributed.idf_pass import corpus_idf
-from opik_semantic_metrics.distributed.recipe import MetricRecipe, recipe_of
 from opik_semantic_metrics.distributed.resources import (
     Resources,
     plan_resources,
@@ -104,33 +104,33 @@ class BatchScorer:
     """The callable class Ray Data runs in each actor: the metric built once, then batches.
 
     Args:
-        recipe: The metric to build.
+        blueprint: The metric to build.
         columns: Metric argument -> column name.
         device: Where the model runs.
         threads: CPU threads PyTorch uses here.
     """
 
     def __init__(
-        self, recipe: MetricRecipe, columns: Mapping[str, str], device: str, threads: int
+        self, blueprint: MetricBlueprint, columns: Mapping[str, str], device: str, threads: int
     ) -> None:
         use_threads(threads)
-        self.recipe = recipe
+        self.blueprint = blueprint
         self.columns = dict(columns)
-        self.metric = recipe.build(device)
+        self.metric = blueprint.build(device)
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         rows = {
             argument: batch.column(column).to_pylist() for argument, column in self.columns.items()
         }
-        values, errors = score_with_fallback(self.recipe, self.metric, rows, batch.num_rows)
-        for place, name in enumerate(self.recipe.score_names):
+        values, errors = score_with_fallback(self.blueprint, self.metric, rows, batch.num_rows)
+        for place, name in enumerate(self.blueprint.score_names):
             column = [None if row is None else row[place] for row in values]
             batch = batch.append_column(name, pa.array(column, type=pa.float64()))
-        return batch.append_column(self.recipe.error_column, pa.array(errors, type=pa.string()))
+        return batch.append_column(self.blueprint.error_column, pa.array(errors, type=pa.string()))
 
 
 def score_with_fallback(
-    recipe: MetricRecipe, metric: Any, rows: Mapping[str, list[Any]], count: int
+    blueprint: MetricBlueprint, metric: Any, rows: Mapping[str, list[Any]], count: int
 ) -> tuple[list[list[float] | None], list[str | None]]:
     """Score ``count`` rows in one call; where it fails, in halves, down to the bad rows.
 
@@ -145,7 +145,7 @@ def score_with_fallback(
         indices = pending.pop()
         subset = {name: [column[i] for i in indices] for name, column in rows.items()}
         try:
-            scored = recipe.score_rows(metric, subset)
+            scored = blueprint.score_rows(metric, subset)
         except Exception as error:
             if len(indices) == 1:
                 errors[indices[0]] = _message(error)
@@ -207,14 +207,9 @@ def score_dataset(
         ValueError: A metric of another kind, columns that do not fit, or resources the
             cluster does not have.
     """
-    recipe = recipe_of(metric)
+    blueprint = blueprint_of(metric)
     data = as_dataset(dataset)
-    mapping = resolve_columns(recipe, columns, data.schema().names)
-    needs_reference = recipe.kind == "comet" and metric.engine.requires_references
-    if needs_reference and "reference" not in mapping:
-        raise ValueError(
-            f"{metric.engine.model_name} needs references: pass columns={{'reference': ...}}."
-        )
+    mapping = resolve_columns(blueprint, columns, data.schema().names)
     if not ray.is_initialized():
         ray.init()
     resources = plan_resources(
@@ -222,25 +217,30 @@ def score_dataset(
         num_actors,
         cpus_per_actor,
         gpus_per_actor,
-        needs_model=recipe.requires_gpu_model,
+        needs_model=blueprint.uses_model,
     )
     rows_per_call = check_positive_int(
         DEFAULT_BATCH_SIZE if batch_size is None else batch_size, "batch_size"
     )
-    if recipe.kind == "bertscore" and recipe.settings["idf"] and recipe.state is None:
+    if blueprint.needs_reference_statistics:
         started = time.perf_counter()
-        table = corpus_idf(data, recipe, mapping["reference"], resources, rows_per_call)
-        recipe = dataclasses.replace(recipe, state=table)
+        column = mapping["reference"]
+        counts = column_statistics(data, blueprint, column, resources, rows_per_call)
+        try:
+            state = metric.state_from_statistics(counts)
+        except ValueError as error:
+            raise ValueError(f"Column {column!r}: {error}") from error
+        blueprint = dataclasses.replace(blueprint, state=state, needs_reference_statistics=False)
         logger.info(
-            "idf fitted on %d references in %.1f s.",
-            table.num_documents,
+            "%s fitted on the reference column in %.1f s.",
+            blueprint.name,
             time.perf_counter() - started,
         )
     started = time.perf_counter()
     scored = data.map_batches(
         BatchScorer,
         fn_constructor_kwargs={
-            "recipe": recipe,
+            "blueprint": blueprint,
             "columns": mapping,
             "device": resources.device,
             "threads": resources.threads_per_actor,
@@ -258,7 +258,7 @@ def score_dataset(
         return scored
     scored = scored.materialize()
     seconds = time.perf_counter() - started
-    summary = summarize_run(scored, recipe.error_column, seconds, resources)
+    summary = summarize_run(scored, blueprint.error_column, seconds, resources)
     _summaries[scored] = summary
     logger.info("%s", summary)
     if ray.data.DataContext.get_current().enable_progress_bars:

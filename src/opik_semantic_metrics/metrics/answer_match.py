@@ -28,7 +28,7 @@ Bad input, by design:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from opik.evaluation.metrics import base_metric, score_result
@@ -41,7 +41,7 @@ from opik_semantic_metrics.answers.similarity import KEYWORDS, SemanticScorer
 from opik_semantic_metrics.answers.tiers import AnswerMatcher
 from opik_semantic_metrics.errors import ScorerError, shown
 from opik_semantic_metrics.inputs import is_finite_number
-from opik_semantic_metrics.metrics.base import PackageMetric
+from opik_semantic_metrics.metrics.base import PackageMetric, RowArguments
 from opik_semantic_metrics.metrics.bertscore import BERTScore
 from opik_semantic_metrics.models.registry import MINILM_HUB_ID
 
@@ -66,8 +66,9 @@ class AnswerMatch(PackageMetric):
             below 1 (0.05 for 5%); with both, the larger allowance wins.
         ordered: ``True``: list order matters; ``False``: never; ``None``: when the
             question (``input``) asks for an order ("first", "rank", "top"...).
-        semantic: Tier 6, for ``Str`` answers: ``None`` (off), ``"keywords"`` (every
-            gold word longer than 3 characters present), an Opik metric whose
+        semantic: The ``semantic`` method, for ``Str`` answers: ``None`` (off),
+            ``"keywords"`` (every gold word longer than 3 characters present), an Opik
+            metric whose
             ``score(output=..., reference=...)`` returns a ScoreResult or a list whose
             first element is the main score (``BERTScore`` returns ``[f1, precision,
             recall]``), or a callable ``(output, reference) -> float``.
@@ -101,6 +102,9 @@ class AnswerMatch(PackageMetric):
         0.0
     """
 
+    kind = "answer_match"
+    reads = RowArguments(("output", "reference"), ("input", "answer_format", "question"))
+
     def __init__(
         self,
         tolerance: float = 0.01,
@@ -130,6 +134,19 @@ class AnswerMatch(PackageMetric):
             semantic=scorer,
             semantic_threshold=semantic_threshold,
         )
+
+    @property
+    def uses_model(self) -> bool:
+        """Only a semantic metric that runs a model does; the other methods are rules."""
+        semantic = self.settings.get("semantic")
+        return isinstance(semantic, PackageMetric) and semantic.uses_model
+
+    def score_rows(self, rows: Mapping[str, Sequence[Any]]) -> list[list[score_result.ScoreResult]]:
+        """:meth:`score` of each row (AnswerMatch scores one item at a time)."""
+        count = len(next(iter(rows.values())))
+        return [
+            [self.score(**{name: values[i] for name, values in rows.items()})] for i in range(count)
+        ]
 
     def score(
         self,
@@ -220,37 +237,50 @@ def _semantic_scorer(
             f"Expected `semantic` to be a metric or a function, got the class "
             f"{semantic.__name__}: pass an instance, e.g. {semantic.__name__}()."
         )
-    score_method = getattr(semantic, "score", None)
-    if callable(score_method):
-        name = str(getattr(semantic, "name", type(semantic).__name__))
-        scorer = _guarded(lambda o, r: score_method(output=o, reference=r), name)
-        return scorer, name
-    if callable(semantic):
-        name = getattr(semantic, "__name__", type(semantic).__name__)
-        return _guarded(semantic, name), name
+    if callable(getattr(semantic, "score", None)) or callable(semantic):
+        adapter = SemanticAdapter(semantic)
+        return adapter, adapter.__name__
     raise ValueError(
         f"Expected `semantic` to be None, {KEYWORDS!r}, a metric with a score() method or a "
         f"callable (output, reference) -> float, got {type(semantic).__name__}."
     )
 
 
-def _guarded(call: Callable[[str, str], Any], name: str) -> SemanticScorer:
-    """The scorer's main value as a float (the matcher turns what it raises into a
-    ``ScorerError`` naming it, and :meth:`AnswerMatch.score` that into a failed item)."""
+class SemanticAdapter:
+    """The one way AnswerMatch calls a semantic scorer: a metric's
+    ``score(output=..., reference=...)`` or a function ``(output, reference)``, its main
+    value as a float, ``None`` where the scorer's model cannot read the texts.
 
-    def scorer(output: str, reference: str) -> float | None:
-        returned = call(output, reference)
+    The matcher turns what it raises into a ``ScorerError`` naming it, and
+    :meth:`AnswerMatch.score` that into a failed item.
+
+    Args:
+        source: A metric with a ``score`` method, or a callable.
+    """
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+        self.is_metric = callable(getattr(source, "score", None))
+        if self.is_metric:
+            name = str(getattr(source, "name", type(source).__name__))
+        else:
+            name = getattr(source, "__name__", type(source).__name__)
+        self.__name__ = name  # what reports call the scorer
+
+    def __call__(self, output: str, reference: str) -> float | None:
+        if self.is_metric:
+            returned = self.source.score(output=output, reference=reference)
+        else:
+            returned = self.source(output, reference)
         if _reads_unknown_tokens(returned):
             return None
         value = _main_value(returned)
         if value is None:
             raise ScorerError(
-                f"the semantic scorer {name} returned {shown(returned)}, not a finite score."
+                f"the semantic scorer {self.__name__} returned {shown(returned)}, "
+                "not a finite score."
             )
         return value
-
-    scorer.__name__ = name  # what reports call the scorer
-    return scorer
 
 
 def _reads_unknown_tokens(returned: Any) -> bool:

@@ -7,6 +7,12 @@
   a call whose model gave a score that is no number (:meth:`PackageMetric.check_scores`:
   a model's output, not the user's input, so not a check of
   :mod:`~opik_semantic_metrics.inputs`).
+- Each metric describes itself once (:class:`PackageMetric`'s declaration): its
+  constructor's arguments are its settings, recorded as it is built
+  (:attr:`PackageMetric.settings`); it names its fitted state, the row arguments it reads
+  and the scores it returns. Ray's blueprint (``distributed/blueprint.py``), the
+  ``score-dataset`` command and the settings document
+  (:mod:`~opik_semantic_metrics.metrics.settings`) read that, and know no metric by name.
 - :func:`record_metadata` writes an engine's frozen record (a token match, an error
   span) into a result's ``metadata`` as a plain dictionary.
 """
@@ -15,18 +21,57 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator, Sequence
-from typing import Any
+import functools
+import inspect
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, ClassVar
 
-from opik.evaluation.metrics import base_metric
+from opik.evaluation.metrics import base_metric, score_result
 
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import check_flag, is_finite_number, item_name
 from opik_semantic_metrics.metrics.failure import metric_failure
 
+#: Constructor arguments that say where and how a metric runs, not what it scores: they
+#: are not settings, and a rebuilt metric gets its own.
+RUNTIME_ARGUMENTS = ("device", "track", "project_name")
+
+
+@dataclass(frozen=True)
+class RowArguments:
+    """The arguments a metric reads from a dataset row.
+
+    Attributes:
+        required: Every row must supply them.
+        optional: Read where the dataset has them.
+    """
+
+    required: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        """Every argument, required first."""
+        return self.required + self.optional
+
 
 class PackageMetric(base_metric.BaseMetric):
-    """An Opik metric of this package: Opik's ``BaseMetric`` with the shared failure path.
+    """An Opik metric of this package: Opik's ``BaseMetric`` with the shared failure path
+    and the metric's declaration of itself.
+
+    The declaration, which rebuilding a metric elsewhere (a Ray actor, a settings
+    document) reads and nothing else restates:
+
+    - its settings: every argument its constructor was given, defaults applied, recorded
+      before the constructor runs (:attr:`settings`; :data:`RUNTIME_ARGUMENTS` aside);
+      a setting that names a file the rebuilt metric must read is in
+      :attr:`file_settings`, one that the fitted state stands for in
+      :attr:`state_settings`;
+    - its fitted state (:meth:`fitted_state`, :meth:`restore_fitted_state`);
+    - the row arguments it reads (:meth:`row_arguments`) and the scores it returns
+      (:meth:`score_names`, :meth:`score_rows`).
 
     Args:
         name: Metric name.
@@ -38,8 +83,116 @@ class PackageMetric(base_metric.BaseMetric):
         ValueError: ``track`` is not a bool.
     """
 
+    #: The metric's name in the package's registry and on the command line.
+    kind: ClassVar[str] = ""
+    #: The row arguments it reads (:meth:`row_arguments` may refine them per instance).
+    reads: ClassVar[RowArguments] = RowArguments(("output", "reference"))
+    #: Settings that name a file the metric reads: it travels as bytes.
+    file_settings: ClassVar[tuple[str, ...]] = ()
+    #: Settings that the fitted state stands for (references fitted on at construction):
+    #: recorded at their defaults, so that the metric does not keep them; a rebuilt metric
+    #: gets the state instead.
+    state_settings: ClassVar[tuple[str, ...]] = ()
+    #: Whether :meth:`fit_on_references` fits anything (``score-dataset --fit``).
+    fits_on_references: ClassVar[bool] = False
+    _registry: ClassVar[dict[str, type[PackageMetric]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.kind:
+            PackageMetric._registry[cls.kind] = cls
+        init = cls.__dict__.get("__init__")
+        if init is not None:
+            cls.__init__ = _recording(init)  # type: ignore[method-assign]
+
     def __init__(self, name: str, track: bool, project_name: str | None) -> None:
         super().__init__(name=name, track=check_flag(track, "track"), project_name=project_name)
+
+    @staticmethod
+    def registered() -> Mapping[str, type[PackageMetric]]:
+        """Every metric of the package by :attr:`kind`."""
+        # Whole whenever this module is: importing it runs the package's __init__ first,
+        # which imports every metric module (so a Ray worker unpickling a blueprint has all).
+        return MappingProxyType(PackageMetric._registry)
+
+    @classmethod
+    def command_line_settings(cls, given: dict[str, Any]) -> dict[str, Any]:
+        """The settings a command line builds the metric with, from those it was given."""
+        return given
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The constructor's arguments, defaults applied, :data:`RUNTIME_ARGUMENTS` aside:
+        ``type(metric)(**metric.settings)`` builds the same metric (with its fitted state
+        restored, :meth:`restore_fitted_state`)."""
+        arguments: Mapping[str, Any] = self.__dict__.get("_constructor_arguments", {})
+        return {key: value for key, value in arguments.items() if key not in RUNTIME_ARGUMENTS}
+
+    def fitted_state(self) -> Any:
+        """What fitting on a corpus set (``None``: nothing, or nothing fitted). Here: that of
+        each metric among the settings (AnswerMatch's ``semantic=``), by setting."""
+        nested = {
+            key: value.fitted_state()
+            for key, value in self.settings.items()
+            if isinstance(value, PackageMetric)
+        }
+        return nested if any(state is not None for state in nested.values()) else None
+
+    def restore_fitted_state(self, state: Any) -> None:
+        """Set a state :meth:`fitted_state` returned (of a metric with the same settings)."""
+        if state is None:
+            return
+        settings = self.settings
+        if not isinstance(state, dict) or not all(
+            isinstance(settings.get(key), PackageMetric) for key in state
+        ):
+            raise ValueError(f"{type(self).__name__} has no such fitted state to restore.")
+        for key, nested in state.items():
+            settings[key].restore_fitted_state(nested)
+
+    def row_arguments(self) -> RowArguments:
+        """The row arguments this metric reads."""
+        return self.reads
+
+    def score_names(self) -> tuple[str, ...]:
+        """The names of the scores one item gets, in order."""
+        return (self.name,)
+
+    @property
+    def uses_model(self) -> bool:
+        """Whether scoring runs a model (a GPU helps)."""
+        return True
+
+    def score_rows(self, rows: Mapping[str, Sequence[Any]]) -> list[list[score_result.ScoreResult]]:
+        """The results of rows given as columns (argument -> values), in
+        :meth:`score_names` order per row.
+
+        Raises:
+            MetricComputationError: A row the metric refuses (the whole call fails: the
+                caller narrows it down).
+        """
+        raise NotImplementedError
+
+    def fit_on_references(self, references: Sequence[Any]) -> None:
+        """Fit the metric's corpus statistics on a dataset's references."""
+        raise NotImplementedError(f"{type(self).__name__} fits nothing on references.")
+
+    def needs_reference_statistics(self) -> bool:
+        """Whether scoring needs statistics of the whole reference column that are not
+        fitted yet (counted per block by :meth:`reference_statistics`)."""
+        return False
+
+    def reference_statistics(self, references: Sequence[Any]) -> dict[int, int]:
+        """Counts over some references that add up, over blocks, to the whole column's."""
+        raise NotImplementedError
+
+    def state_from_statistics(self, counts: Mapping[int, int]) -> Any:
+        """The fitted state from the whole column's counts.
+
+        Raises:
+            ValueError: The counts hold nothing to fit on.
+        """
+        raise NotImplementedError
 
     @contextlib.contextmanager
     def failing_item(self, *refusals: type[Exception]) -> Iterator[None]:
@@ -100,3 +253,25 @@ def record_metadata(record: Any) -> dict[str, Any] | None:
         {'candidate_token': 'cat', 'reference_token': 'cat', 'similarity': 0.99}
     """
     return None if record is None else dataclasses.asdict(record)
+
+
+def _recording(init: Callable[..., None]) -> Callable[..., None]:
+    """``init``, recording the arguments it is called with (defaults applied) as the
+    metric's settings before it runs: a setting added to a constructor is recorded, and
+    so carried wherever the metric is rebuilt, without another line."""
+    signature = inspect.signature(init)
+
+    @functools.wraps(init)
+    def recording_init(self: PackageMetric, *args: Any, **kwargs: Any) -> None:
+        if "_constructor_arguments" not in self.__dict__:
+            bound = signature.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            arguments = dict(bound.arguments)
+            arguments.pop(next(iter(signature.parameters)))
+            for name in type(self).state_settings:
+                # The fitted state stands for it: a corpus of references is not kept.
+                arguments[name] = signature.parameters[name].default
+            self.__dict__["_constructor_arguments"] = MappingProxyType(arguments)
+        init(self, *args, **kwargs)
+
+    return recording_init

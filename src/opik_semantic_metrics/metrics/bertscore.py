@@ -29,7 +29,8 @@ Bad input, by design:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +38,19 @@ import torch
 from opik.evaluation.metrics import score_result
 
 from opik_semantic_metrics.bertscore.engine import (
-    FAITHFUL_TO_BERT_SCORE,
     BERTScoreEngine,
     BERTScoreResult,
 )
+from opik_semantic_metrics.bertscore.idf import IdfTable, idf_from_document_frequencies
+from opik_semantic_metrics.errors import InputError
+from opik_semantic_metrics.inputs import reference_texts
 from opik_semantic_metrics.metrics.base import PackageMetric, record_metadata
-from opik_semantic_metrics.models.devices import dtype_name
+from opik_semantic_metrics.records import bertscore_record
+
+#: The three scores of an item, in order.
+_SCORES = ("f1", "precision", "recall")
+#: The key of :meth:`BERTScore.reference_statistics` that counts the texts, not a token.
+DOCUMENT_COUNT = -1
 
 
 class BERTScore(PackageMetric):
@@ -90,6 +98,10 @@ class BERTScore(PackageMetric):
         ('bertscore_f1', 0.9387)
     """
 
+    kind = "bertscore"
+    file_settings = ("baseline_path",)
+    state_settings = ("idf_references",)
+
     def __init__(
         self,
         model: str | None = None,
@@ -125,6 +137,62 @@ class BERTScore(PackageMetric):
         # Loaded now, as SemanticMatch and COMET load theirs: a model that cannot be had
         # fails here, once, not on every item of an experiment (each retrying the load).
         self.engine.encoder  # noqa: B018
+
+    @classmethod
+    def command_line_settings(cls, given: dict[str, Any]) -> dict[str, Any]:
+        """The packaged MiniLM where neither a model nor a language chooses one: a command
+        line works offline by default."""
+        if given.get("model") is None and given.get("lang") is None:
+            return {**given, "model": "all-MiniLM-L6-v2"}
+        return given
+
+    def fitted_state(self) -> IdfTable | None:
+        """The idf table (fitted by :meth:`fit_idf` or ``idf_references``), if any."""
+        return self.engine.idf_table
+
+    def restore_fitted_state(self, state: Any) -> None:
+        """Use an idf table fitted elsewhere, as :meth:`fit_idf` sets it."""
+        self.engine.idf_table = state
+
+    def score_names(self) -> tuple[str, ...]:
+        """``<name>_f1``, ``<name>_precision``, ``<name>_recall``."""
+        return tuple(f"{self.name}_{key}" for key in _SCORES)
+
+    def score_rows(self, rows: Mapping[str, Sequence[Any]]) -> list[list[score_result.ScoreResult]]:
+        """:meth:`score_batch` of the ``output`` and ``reference`` columns."""
+        return self.score_batch(rows["output"], rows["reference"])
+
+    def needs_reference_statistics(self) -> bool:
+        """With ``idf=True`` and no idf fitted: idf comes from the whole reference column."""
+        return self.engine.idf and self.engine.idf_table is None
+
+    def reference_statistics(self, references: Sequence[Any]) -> dict[int, int]:
+        """In how many reference texts each token id occurs, and (under
+        :data:`DOCUMENT_COUNT`) how many texts there are, tokenised as :meth:`fit_idf`
+        does; a reference that is not text is left out (its row fails when scored)."""
+        texts: list[str] = []
+        for reference in references:
+            try:
+                texts.extend(reference_texts(reference, "reference"))
+            except InputError:
+                continue
+        frequencies: Counter[int] = Counter()
+        for encoded in self.engine.text_encoder.encode_many(texts):
+            frequencies.update(set(encoded.ids))
+        frequencies[DOCUMENT_COUNT] = len(texts)
+        return dict(frequencies)
+
+    def state_from_statistics(self, counts: Mapping[int, int]) -> IdfTable:
+        """The idf table of a whole reference column, equal to :meth:`fit_idf` on it.
+
+        Raises:
+            ValueError: No reference is text.
+        """
+        totals = dict(counts)
+        num_documents = totals.pop(DOCUMENT_COUNT, 0)
+        if num_documents == 0:
+            raise ValueError("no reference is text: idf cannot be fitted.")
+        return idf_from_document_frequencies(totals, num_documents)
 
     def fit_idf(self, references: Sequence[str | Sequence[str]]) -> None:
         """Fit idf weights on a dataset's references (needed when ``idf=True``); they are
@@ -194,13 +262,7 @@ class BERTScore(PackageMetric):
         values = {key: 0.0 if math.isnan(value) else value for key, value in values.items()}
         metadata: dict[str, Any] = {
             **values,
-            "model": engine.model_name,
-            "layer": engine.num_layers,
-            "idf": engine.idf,
-            "rescaled": engine.rescale_with_baseline,
-            "hash": engine.hash,
-            "dtype": dtype_name(engine.encoder.dtype),
-            "bert_score_version": FAITHFUL_TO_BERT_SCORE,
+            **bertscore_record(engine),
             "candidate_truncated": result.candidate_truncated,
             "reference_truncated": result.reference_truncated,
             "candidate_empty": result.candidate_empty,
@@ -219,7 +281,7 @@ class BERTScore(PackageMetric):
             score_result.ScoreResult(
                 name=f"{self.name}_{key}", value=values[key], reason=reason, metadata=metadata
             )
-            for key in ("f1", "precision", "recall")
+            for key in _SCORES
         ]
 
 

@@ -31,7 +31,7 @@ Bad input, by design:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -39,10 +39,10 @@ from opik.evaluation.metrics import score_result
 from opik.exceptions import ScoreMethodMissingArguments
 
 from opik_semantic_metrics.comet.checkpoint import DEFAULT_MODEL
-from opik_semantic_metrics.comet.engine import FAITHFUL_TO_COMET, CometEngine, CometResult
+from opik_semantic_metrics.comet.engine import CometEngine, CometResult
 from opik_semantic_metrics.compare.corpus import system_score_function
-from opik_semantic_metrics.metrics.base import PackageMetric, record_metadata
-from opik_semantic_metrics.models.devices import dtype_name
+from opik_semantic_metrics.metrics.base import PackageMetric, RowArguments, record_metadata
+from opik_semantic_metrics.records import comet_record
 
 
 class _NoReferenceField:
@@ -94,6 +94,9 @@ class COMET(PackageMetric):
         ('comet', 0.2156)
     """
 
+    kind = "comet"
+    reads = RowArguments(("input", "output"), ("reference",))
+
     def __init__(
         self,
         model: str = DEFAULT_MODEL,
@@ -142,6 +145,18 @@ class COMET(PackageMetric):
             result = self.engine.score_one(input, output, reference)
         self.check_scores([result.score])
         return self._score_result(result)
+
+    def row_arguments(self) -> RowArguments:
+        """``input`` and ``output``, and ``reference`` where the model needs it (else
+        read where given)."""
+        if self.engine.requires_references:
+            return RowArguments(("input", "output", "reference"))
+        return self.reads
+
+    def score_rows(self, rows: Mapping[str, Sequence[Any]]) -> list[list[score_result.ScoreResult]]:
+        """:meth:`score_batch` of the ``input``, ``output`` and ``reference`` columns."""
+        results = self.score_batch(rows["input"], rows["output"], rows.get("reference"))
+        return [[result] for result in results]
 
     def prepare(
         self,
@@ -195,16 +210,8 @@ class COMET(PackageMetric):
         ]
 
     def _score_result(self, result: CometResult) -> score_result.ScoreResult:
-        from opik_semantic_metrics import __version__
-
-        engine = self.engine
         metadata: dict[str, Any] = {
-            "model": engine.model_name,
-            "model_revision": engine.revision,
-            "class_identifier": engine.class_identifier,
-            "comet_version": FAITHFUL_TO_COMET,
-            "version": __version__,
-            "dtype": dtype_name(engine.loaded.dtype),
+            **comet_record(self.engine),
             "used_reference": result.used_reference,
             "truncated": list(result.truncated),
         }

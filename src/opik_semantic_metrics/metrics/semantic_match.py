@@ -52,7 +52,7 @@ from opik_semantic_metrics.semantic.combine import (
 )
 from opik_semantic_metrics.semantic.encoding import TokenVectors
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
-from opik_semantic_metrics.semantic.results import SemanticMatchResult
+from opik_semantic_metrics.semantic.results import FittedState, SemanticMatchResult
 from opik_semantic_metrics.semantic.statuses import Status
 
 _UNSCORED_REASONS: dict[Status, str] = {
@@ -132,6 +132,9 @@ class SemanticMatch(PackageMetric):
         (True, 'scored')
     """
 
+    kind = "semantic_match"
+    fits_on_references = True
+
     def __init__(
         self,
         model: str = "all-MiniLM-L6-v2",
@@ -170,6 +173,22 @@ class SemanticMatch(PackageMetric):
         )
 
     # -- fitting -----------------------------------------------------------------------
+
+    def fitted_state(self) -> FittedState:
+        """The engine's fitted state: idf, paragraph baseline, calibration."""
+        return self.engine.state
+
+    def restore_fitted_state(self, state: Any) -> None:
+        """Use a state fitted elsewhere (of a metric with the same settings)."""
+        self.engine.state = state
+
+    def fit_on_references(self, references: Sequence[Any]) -> None:
+        """:meth:`fit`."""
+        self.fit(references)
+
+    def score_rows(self, rows: Mapping[str, Sequence[Any]]) -> list[list[score_result.ScoreResult]]:
+        """:meth:`score_batch` of the ``output`` and ``reference`` columns."""
+        return [[result] for result in self.score_batch(rows["output"], rows["reference"])]
 
     def fit(self, references: Sequence[str | Sequence[str]]) -> SemanticMatch:
         """Fit idf and the paragraph baseline on a corpus of reference answers, and

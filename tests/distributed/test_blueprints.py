@@ -6,8 +6,8 @@ import pytest
 
 from opik_semantic_metrics import AnswerMatch, BERTScore, SemanticMatch
 from opik_semantic_metrics.distributed import plan_resources
+from opik_semantic_metrics.distributed.blueprint import blueprint_of
 from opik_semantic_metrics.distributed.datasets import resolve_columns
-from opik_semantic_metrics.distributed.recipe import recipe_of
 from opik_semantic_metrics.distributed.scoring import score_with_fallback
 from opik_semantic_metrics.semantic.engine import RECIPE_SETTINGS
 
@@ -17,7 +17,7 @@ def pairs(stsb_pairs) -> tuple[list[str], list[str]]:
     return [a for a, _, _ in stsb_pairs[:24]], [b for _, b, _ in stsb_pairs[:24]]
 
 
-def test_a_bertscore_rebuilt_from_its_recipe_keeps_its_fitted_idf(pairs):
+def test_a_bertscore_rebuilt_from_its_blueprint_keeps_its_fitted_idf(pairs):
     outputs, references = pairs
     metric = BERTScore(
         model="all-MiniLM-L6-v2",
@@ -27,23 +27,23 @@ def test_a_bertscore_rebuilt_from_its_recipe_keeps_its_fitted_idf(pairs):
         track=False,
         name="bs",
     )
-    recipe = recipe_of(metric)
-    assert recipe.score_names == ("bs_f1", "bs_precision", "bs_recall")
-    assert recipe.error_column == "bs_error"
-    rebuilt = recipe.build("cpu")
+    blueprint = blueprint_of(metric)
+    assert blueprint.score_names == ("bs_f1", "bs_precision", "bs_recall")
+    assert blueprint.error_column == "bs_error"
+    rebuilt = blueprint.build("cpu")
     assert rebuilt is not metric
     want = metric.score_batch(outputs, references)
-    got = recipe.score_rows(rebuilt, {"output": outputs, "reference": references})
+    got = blueprint.score_rows(rebuilt, {"output": outputs, "reference": references})
     for row, scores in zip(got, want, strict=True):
         assert row == pytest.approx([result.value for result in scores], abs=1e-6)
     # Not the uniform weights of an unfitted idf, nor idf fitted on other references.
     assert rebuilt.engine.idf_table == metric.engine.idf_table
 
 
-def test_a_fitted_semantic_match_rebuilt_from_its_recipe(pairs):
+def test_a_fitted_semantic_match_rebuilt_from_its_blueprint(pairs):
     outputs, references = pairs
     metric = SemanticMatch(device="cpu", track=False, weights=(0.3, 0.3, 0.4)).fit(references)
-    rebuilt = recipe_of(metric).build("cpu")
+    rebuilt = blueprint_of(metric).build("cpu")
     assert isinstance(rebuilt, SemanticMatch)
     assert rebuilt.engine.state == metric.engine.state
     got = [r.value for r in rebuilt.score_batch(outputs, references)]
@@ -62,7 +62,7 @@ def test_a_fitted_semantic_match_rebuilt_from_its_recipe(pairs):
 def test_every_setting_of_a_semantic_match_travels(settings):
     """The curve, the flip penalties and the cleaning reach the actors, not the defaults."""
     metric = SemanticMatch(device="cpu", track=False, **settings)
-    rebuilt = recipe_of(metric).build("cpu")
+    rebuilt = blueprint_of(metric).build("cpu")
     assert isinstance(rebuilt, SemanticMatch)
     assert rebuilt.engine.combination == metric.engine.combination
     assert rebuilt.engine.cleaning == metric.engine.cleaning
@@ -75,9 +75,9 @@ def test_every_setting_of_a_semantic_match_travels(settings):
 def test_answer_match_with_a_bertscore_tier_travels_with_that_metric():
     semantic = BERTScore(model="all-MiniLM-L6-v2", device="cpu", track=False)
     metric = AnswerMatch(semantic=semantic, track=False)
-    recipe = recipe_of(metric)
-    assert recipe.semantic is not None and recipe.semantic.kind == "bertscore"
-    rebuilt = recipe.build("cpu")
+    blueprint = blueprint_of(metric)
+    assert blueprint.settings["semantic"].kind == "bertscore"
+    rebuilt = blueprint.build("cpu")
     item = {"output": "The company reduced its emissions.", "reference": "Emissions fell."}
     assert rebuilt.score(**item).metadata == metric.score(**item).metadata
 
@@ -85,12 +85,12 @@ def test_answer_match_with_a_bertscore_tier_travels_with_that_metric():
 def test_a_bad_row_fails_alone_and_the_others_score_in_batches(pairs):
     outputs, references = pairs
     metric = BERTScore(model="all-MiniLM-L6-v2", device="cpu", track=False)
-    recipe = recipe_of(metric)
+    blueprint = blueprint_of(metric)
     bad_outputs = [*outputs]
     bad_outputs[5] = None  # type: ignore[call-overload]
     bad_outputs[17] = None  # type: ignore[call-overload]
     values, errors = score_with_fallback(
-        recipe, metric, {"output": bad_outputs, "reference": references}, len(outputs)
+        blueprint, metric, {"output": bad_outputs, "reference": references}, len(outputs)
     )
     want = metric.score_batch(outputs, references)
     for index, (value, error) in enumerate(zip(values, errors, strict=True)):
@@ -132,15 +132,15 @@ def test_resources_that_cannot_be_had_are_named():
 
 
 def test_columns_are_checked_before_anything_runs():
-    recipe = recipe_of(AnswerMatch(track=False))
-    assert resolve_columns(recipe, {"output": "pred"}, ["pred", "reference", "input"]) == {
+    blueprint = blueprint_of(AnswerMatch(track=False))
+    assert resolve_columns(blueprint, {"output": "pred"}, ["pred", "reference", "input"]) == {
         "output": "pred",
         "reference": "reference",
         "input": "input",
     }
     with pytest.raises(ValueError, match="no column 'answer'"):
-        resolve_columns(recipe, {"output": "answer"}, ["pred", "reference"])
+        resolve_columns(blueprint, {"output": "answer"}, ["pred", "reference"])
     with pytest.raises(ValueError, match="reads no argument 'source'"):
-        resolve_columns(recipe, {"source": "pred"}, ["pred", "reference"])
+        resolve_columns(blueprint, {"source": "pred"}, ["pred", "reference"])
     with pytest.raises(ValueError, match="already has the result column"):
-        resolve_columns(recipe, None, ["output", "reference", "answer_match"])
+        resolve_columns(blueprint, None, ["output", "reference", "answer_match"])
