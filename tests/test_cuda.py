@@ -20,6 +20,7 @@ import pytest
 import torch
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache
+from opik_semantic_metrics.batching.forward import ForwardBatches
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.comet.engine import CometEngine
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
@@ -91,6 +92,8 @@ def test_running_out_of_gpu_memory_halves_the_batch(caplog):
     engine = BERTScoreEngine(
         "all-MiniLM-L6-v2", device="cuda", batch_size=96, cache=EmbeddingCache(0)
     )
+    # Batches of 96 texts, not of a token budget (which would hold 54 of these).
+    engine.forward_batches = ForwardBatches(96, torch.device("cuda"), token_budget=None)
     engine.score(["warm up"], ["warm up"])
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
@@ -103,7 +106,7 @@ def test_running_out_of_gpu_memory_halves_the_batch(caplog):
     finally:
         torch.cuda.set_per_process_memory_fraction(1.0)
         torch.cuda.empty_cache()
-    assert engine._forward_batch_size.size < 96
+    assert engine.forward_batches.size < 96
     assert "Out of memory on a batch of 96 texts" in caplog.text
     on_cpu = prf_table(
         BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache(0)).score(

@@ -67,3 +67,45 @@ def test_comet_scores_do_not_depend_on_batching(batch_size, token_budget):
     engine.forward_batches.token_budget = token_budget
     scores = [result.score for result in engine.score(sources, translations, references)]
     assert scores == pytest.approx(expected, abs=1e-6)
+
+
+def _caption_pairs(stsb_pairs, count: int = 60) -> tuple[list[str], list[str]]:
+    """Real captions, with one paragraph among them (a batch of its own length)."""
+    candidates = [first for first, _, _ in stsb_pairs[:count]]
+    references = [second for _, second, _ in stsb_pairs[:count]]
+    candidates[7] = " ".join(candidates[:12])
+    return candidates, references
+
+
+@pytest.mark.parametrize(("batch_size", "token_budget"), SETTINGS)
+def test_bertscore_scores_do_not_depend_on_batching(stsb_pairs, batch_size, token_budget):
+    from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+
+    candidates, references = _caption_pairs(stsb_pairs)
+    model = str(FIXTURES / "tiny_models" / "roberta")
+    default = BERTScoreEngine(model, 2, device="cpu", cache=EmbeddingCache(0))
+    expected = [(r.precision, r.recall, r.f1) for r in default.score(candidates, references)]
+    engine = BERTScoreEngine(model, 2, device="cpu", batch_size=batch_size, cache=EmbeddingCache(0))
+    engine.forward_batches.token_budget = token_budget
+    results = engine.score(candidates, references)
+    scores = [(r.precision, r.recall, r.f1) for r in results]
+    assert torch.tensor(scores) == pytest.approx(torch.tensor(expected), abs=1e-6)
+    # Per item, as Opik's threads score, too.
+    assert engine.score_one(candidates[7], references[7]).f1 == pytest.approx(
+        expected[7][2], abs=1e-6
+    )
+
+
+@pytest.mark.parametrize(("batch_size", "token_budget"), [(1, None), (64, 40), (64, 300)])
+def test_semantic_match_scores_do_not_depend_on_batching(stsb_pairs, batch_size, token_budget):
+    from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
+
+    candidates, references = _caption_pairs(stsb_pairs, 30)
+    default = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache(0))
+    expected = [r.raw_score for r in default.score(candidates, references)]
+    engine = SemanticMatchEngine(
+        "all-MiniLM-L6-v2", device="cpu", batch_size=batch_size, cache=EmbeddingCache(0)
+    )
+    engine.forward_batches.token_budget = token_budget
+    scores = [r.raw_score for r in engine.score(candidates, references)]
+    assert scores == pytest.approx(expected, abs=1e-6)

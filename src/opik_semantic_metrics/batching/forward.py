@@ -44,6 +44,11 @@ ResultT = TypeVar("ResultT")
 #: 64 gives 16,384, about 1,100 captions or 40 texts of 400 tokens.
 GPU_TOKENS_PER_TEXT = 256
 
+#: Pairs a GPU greedy match takes in one batched product, for each text of
+#: ``batch_size``: the default 64 gives 1,024 (similarity matrices of 1,024 caption pairs
+#: are a few MB; of paragraphs, a batch that runs out of memory halves).
+GPU_PAIRS_PER_TEXT = 16
+
 #: Fewest items a batcher worker's batches are sized for: more workers would each form
 #: batches too small to pay (``docs/design/micro-batching.md``).
 ITEMS_PER_WORKER = 8
@@ -60,6 +65,18 @@ def gpu_token_budget(batch_size: int, device: torch.device) -> int | None:
         16384
     """
     return batch_size * GPU_TOKENS_PER_TEXT if device.type == "cuda" else None
+
+
+def match_batch_size(batch_size: int, device: torch.device) -> HalvingBatchSize:
+    """Most pairs a batched similarity product takes on ``device``: ``batch_size`` on a
+    CPU, ``batch_size * GPU_PAIRS_PER_TEXT`` on a GPU; halved where it runs out of memory.
+
+    Example:
+        >>> match_batch_size(64, torch.device("cuda")).size
+        1024
+    """
+    rows = batch_size * GPU_PAIRS_PER_TEXT if device.type == "cuda" else batch_size
+    return HalvingBatchSize(rows)
 
 
 class ForwardBatches:
