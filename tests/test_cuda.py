@@ -69,6 +69,29 @@ def test_gpu_and_cpu_scores_agree(cuda_engine, stsb_lists):
     assert on_cpu[:, 2].max() - on_cpu[:, 2].min() > 0.3
 
 
+def test_gpu_forward_passes_are_sized_by_tokens_and_give_the_cpu_scores(stsb_lists):
+    """250 caption pairs: on the GPU their texts run in passes of far more than 64 texts
+    (a token budget of 64 * 256), with the scores of the CPU's passes of 64."""
+    candidates, references = stsb_lists
+    engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cuda", cache=EmbeddingCache(0))
+    rows: list[int] = []
+    forward = engine._forward_batch
+
+    def counted(id_lists, all_layers):
+        rows.append(len(id_lists))
+        return forward(id_lists, all_layers)
+
+    engine._forward_batch = counted  # type: ignore[method-assign]
+    on_gpu = prf_table(engine.score(candidates, references))
+    assert max(rows) > 64
+    on_cpu = prf_table(
+        BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache(0)).score(
+            candidates, references
+        )
+    )
+    assert (on_gpu - on_cpu).abs().max().item() < ACROSS_DEVICES
+
+
 def test_fast_mode_on_the_gpu_is_half_precision_and_close(cuda_engine, stsb_lists):
     candidates, references = stsb_lists
     fast = BERTScoreEngine("all-MiniLM-L6-v2", device="cuda", dtype="fast", cache=EmbeddingCache())
