@@ -45,8 +45,12 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OPIK_TRACK_DISABLE=true
 export OPIK_ANALYTICS_ENABLE=false TOKENIZERS_PARALLELISM=false LITELLM_LOCAL_MODEL_COST_MAP=True
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
 python=${PYTHON:-python}
-LOGS=${LOGS:-$(mktemp -d -t gpu-suite-XXXXXX)}
-mkdir -p "$LOGS"
+if [ "$dry_run" = 1 ]; then
+  LOGS=${LOGS:-/tmp/gpu-suite-XXXXXX}  # made by mktemp in a real run
+else
+  LOGS=${LOGS:-$(mktemp -d -t gpu-suite-XXXXXX)}
+  mkdir -p "$LOGS"
+fi
 
 if [ "$quick" = 1 ]; then
   # Tiny sizes and a few cases of each kind, so that every step and the table are seen
