@@ -204,22 +204,30 @@ class RegressionModel(CometModel):
         Texts run in batches of similar token count, longest first
         (``batching/lengths.py``); on the CPU the batches run side by side on
         single-threaded workers (``batching/cpu_parallel.py``); a batch that runs out of
-        memory is halved (``batching/memory.py``).
+        memory is halved (``batching/memory.py``). The embeddings stay where they were
+        computed until the last batch has run and then come to the host together: on a
+        GPU, one wait for the device instead of one a batch.
         """
-        return batches.map(
-            self._embed_batch, self.encoder.tokenizer.encode(texts), lambda text: len(text.ids)
-        )
+        tokenized = self.encoder.tokenizer.encode(texts)
+        if not tokenized:
+            return []
+        pooled = batches.map(self._embed_batch, tokenized, lambda text: len(text.ids))
+        # Grad mode is per thread: the caller's may be on.
+        with torch.inference_mode():
+            on_host = torch.stack(pooled).cpu()
+        return [
+            SentenceEmbedding(on_host[row].clone(), text.truncated)
+            for row, text in enumerate(tokenized)
+        ]
 
-    def _embed_batch(self, batch: list[TokenizedText]) -> list[SentenceEmbedding]:
+    def _embed_batch(self, batch: list[TokenizedText]) -> list[torch.Tensor]:
         pad_id = self.encoder.tokenizer.pad_id
         # Grad mode is per thread: a worker of map_longest_first enters inference mode itself.
         with torch.inference_mode():
             ids, mask = padded_batch([text.ids for text in batch], pad_id, self.device)
             hidden = self.encoder.hidden_states(ids, mask)
-            pooled = self._pool(ids, mask, hidden).float().cpu()
-        return [
-            SentenceEmbedding(pooled[row].clone(), text.truncated) for row, text in enumerate(batch)
-        ]
+            pooled = self._pool(ids, mask, hidden).float()
+        return list(pooled)
 
     def _pool(
         self, ids: torch.Tensor, mask: torch.Tensor, hidden: Sequence[torch.Tensor]
