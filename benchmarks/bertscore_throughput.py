@@ -38,6 +38,12 @@ And one that checks the anchor is bert_score's best:
       round): if another size were clearly faster than 64, (a) would not be bert_score's
       best call.
 
+And a second peer:
+
+  (m) torchmetrics' ``bert_score`` (``torchmetrics.functional.text.bert``) on the whole
+      list with the same model and layer, loaded once, at ``batch_size`` 64 (its default)
+      and 256; left out where torchmetrics is not installed.
+
 And one for a caller that is alone:
 
   (j) one thread scoring one pair a call, each pair new (no cache hits): through the
@@ -49,9 +55,18 @@ For (c), (g) and (i) the share of the machine's CPU time left idle while the cas
 read from ``/proc/stat`` (Linux), to show how well the work overlaps.
 
 Each case runs in a fresh process, so that its peak resident memory is its own; the
-cases are interleaved over ``--rounds`` rounds and the median of each is reported.
-Pairs/s exclude start-up: every case loads its model and runs one warm-up pair (through
-Opik's engine for (b) and (c)) before the clock starts. GFLOP/s count the
+cases are interleaved over ``--rounds`` rounds and the median of each is reported. With
+``--in-process`` (what ``gpu_suite.sh`` runs) every case runs in this one process instead,
+which imports the package and Opik once and loads each model once (a fresh process took
+12 s to import them on an H200, longer than most cases): each case then starts with an
+empty embedding cache, and its peak memory is the process's so far. Either way each
+case's figures are appended to ``<step>.jsonl`` the moment it ends (``suite_log.py``), so
+that a run cut short keeps every finished case. Pairs/s exclude start-up: every case loads
+its model and runs one warm-up pair (through Opik's engine for (b) and (c)) before the
+clock starts.
+
+The model is the packaged all-MiniLM-L6-v2, or on a machine without it a model of its
+shape with random weights (``minilm_shape.py``); the table says which. GFLOP/s count the
 encoder's useful work on the workload's distinct texts (no padding) per second, against
 a float32 matrix-multiply peak measured here.
 
@@ -106,7 +121,8 @@ SYNONYMS = {
 
 
 #: Every case, in the order they run; (e) is timed in (c)'s process.
-ALL_CASES = "abcdfghijkl"
+ALL_CASES = "abcdfghijklm"
+STEP = "bertscore_throughput"
 
 # Case (k): bert_score's default batch_size (64) and its neighbours.
 ANCHOR_BATCH_SIZES = [32, 64, 128, 256]
@@ -181,12 +197,53 @@ def _peak_rss_mib() -> float:
 
 
 def _minilm() -> str:
-    from opik_semantic_metrics.models.sources import packaged_minilm_path
+    """The MiniLM every case times (``minilm_shape.py``: packaged, or random of its shape)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from minilm_shape import minilm_dir
 
-    path = packaged_minilm_path()
-    if path is None:
-        raise SystemExit("Install the offline model: pip install -e '.[offline]'")
-    return str(path)
+    return minilm_dir()
+
+
+#: Models loaded by earlier cases of this process (``--in-process``): bert_score's scorer
+#: and torchmetrics' model, each loaded once.
+_LOADED: dict[str, object] = {}
+
+
+def _bert_scorer(device: str):
+    if "bert_score" not in _LOADED:
+        from bert_score import BERTScorer
+
+        _LOADED["bert_score"] = BERTScorer(model_type=_minilm(), num_layers=6, device=device)
+    return _LOADED["bert_score"]
+
+
+def _torchmetrics_bert_score(device: str):
+    """torchmetrics' functional BERTScore bound to MiniLM, loaded once; None without it."""
+    if "torchmetrics" not in _LOADED:
+        try:
+            from torchmetrics.functional.text.bert import bert_score
+        except ImportError:
+            return None
+        from transformers import AutoModel, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(_minilm())
+        model = AutoModel.from_pretrained(_minilm()).eval().to(device)
+
+        def score(candidates: list[str], references: list[str], batch_size: int):
+            return bert_score(
+                candidates, references, model=model, user_tokenizer=tokenizer, num_layers=6,
+                device=device, batch_size=batch_size,
+            )  # fmt: skip
+
+        _LOADED["torchmetrics"] = score
+    return _LOADED["torchmetrics"]
+
+
+def _synchronize(device: str) -> None:
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize()
 
 
 def _quiet() -> None:
@@ -232,28 +289,43 @@ def run_case(
     case: str, pairs: int, subset: int, device: str, rotation: int = 0
 ) -> dict[str, float]:
     """Run one case in this process; returns its figures."""
+    from opik_semantic_metrics.batching.cache import shared_cache
+
     _quiet()
+    shared_cache().clear()  # each case starts with no embeddings, in-process too
     references, system_a, system_b = workload(pairs)
     warm_candidate, warm_reference = "A warm-up sentence.", "A sentence to warm up."
     result: dict[str, float] = {}
     if case == "a":
-        from bert_score import BERTScorer
-
-        scorer = BERTScorer(model_type=_minilm(), num_layers=6, device=device)
+        scorer = _bert_scorer(device)
         scorer.score([warm_candidate], [warm_reference])
+        _synchronize(device)
         start = time.perf_counter()
         scorer.score(system_a, references)
+        _synchronize(device)
         result["seconds"] = time.perf_counter() - start
     elif case == "k":
-        from bert_score import BERTScorer
-
-        scorer = BERTScorer(model_type=_minilm(), num_layers=6, device=device)
+        scorer = _bert_scorer(device)
         scorer.score([warm_candidate], [warm_reference])
         turn = rotation % len(ANCHOR_BATCH_SIZES)
         for batch_size in ANCHOR_BATCH_SIZES[turn:] + ANCHOR_BATCH_SIZES[:turn]:
+            _synchronize(device)
             start = time.perf_counter()
             scorer.score(system_a, references, batch_size=batch_size)
+            _synchronize(device)
             result[f"seconds_{batch_size}"] = time.perf_counter() - start
+    elif case == "m":
+        score = _torchmetrics_bert_score(device)
+        if score is None:
+            return {"missing": 1.0}
+        score([warm_candidate], [warm_reference], 64)
+        for batch_size in (64, 256):
+            _synchronize(device)
+            start = time.perf_counter()
+            figures = score(system_a, references, batch_size)
+            _synchronize(device)
+            result[f"seconds_{batch_size}"] = time.perf_counter() - start
+        result["f1"] = [float(value) for value in figures["f1"]]  # type: ignore[assignment]
     elif case == "b":
         from opik.evaluation.metrics import BERTScore as OpikBERTScore
 
@@ -268,7 +340,7 @@ def run_case(
 
         from opik_semantic_metrics import BERTScore
 
-        metric = BERTScore(model="all-MiniLM-L6-v2", device=device, track=False)
+        metric = BERTScore(model=_minilm(), num_layers=6, device=device, track=False)
         metric.score(output=warm_candidate, reference=warm_reference)
         cpu_before, start = _cpu_times(), time.perf_counter()
         with ThreadPoolExecutor(max_workers=16) as pool:
@@ -284,7 +356,7 @@ def run_case(
     elif case == "j":
         from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 
-        engine = BERTScoreEngine("all-MiniLM-L6-v2", device=device)
+        engine = BERTScoreEngine(_minilm(), 6, device=device)
         engine.score_one(warm_candidate, warm_reference)
         engine.score([warm_candidate], [warm_reference])
         batcher_s: list[float] = []
@@ -303,8 +375,9 @@ def run_case(
     elif case == "l":
         from opik_semantic_metrics import BERTScore
 
-        metric = BERTScore(model="all-MiniLM-L6-v2", device=device, track=False)
+        metric = BERTScore(model=_minilm(), num_layers=6, device=device, track=False)
         _evaluate(metric, [warm_candidate], [warm_reference])  # Opik's engine starts once
+        shared_cache().clear()  # the warm-up's texts
         cpu_before, start = _cpu_times(), time.perf_counter()
         metric.prepare(references)
         result["seconds_prepare"] = time.perf_counter() - start
@@ -323,11 +396,13 @@ def run_case(
             return {"seconds": float("nan"), "idle": float("nan"), "peak_rss_mib": float("nan")}
         in_opik = case in {"c", "i"}
         dtype = "fast" if case == "f" else None
-        metric = BERTScore(model="all-MiniLM-L6-v2", device=device, dtype=dtype, track=False)
+        metric = BERTScore(model=_minilm(), num_layers=6, device=device, dtype=dtype, track=False)
         if in_opik:
             _evaluate(metric, [warm_candidate], [warm_reference])  # Opik's engine starts once
         else:
             metric.score_batch([warm_candidate], [warm_reference])
+        shared_cache().clear()  # the warm-up's texts
+        _synchronize(device)
         cpu_before, start = _cpu_times(), time.perf_counter()
         if in_opik:
             evaluation = _evaluate(metric, system_a, references)
@@ -348,6 +423,7 @@ def run_case(
             result["seconds_e"] = time.perf_counter() - start
         elif not in_opik:
             scores = metric.score_batch(system_a, references)
+            _synchronize(device)
             result["seconds"] = time.perf_counter() - start
             result["f1"] = [item[0].value for item in scores]  # type: ignore[assignment]
     result.setdefault("peak_rss_mib", _peak_rss_mib())
@@ -397,7 +473,7 @@ def workload_gflop(texts: list[str]) -> float:
     """Useful encoder work for the distinct texts, in GFLOP (matmuls, no padding)."""
     from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 
-    engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cpu")
+    engine = BERTScoreEngine(_minilm(), 6, device="cpu")
     config = engine.encoder.model.config
     width, inner, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
     total = 0.0
@@ -436,11 +512,19 @@ def main() -> None:
         default=ALL_CASES,
         help=f"which cases to run, e.g. 'acdh' (default {ALL_CASES!r}; a is needed)",
     )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run every case in this process, loading each model once (gpu_suite.sh)",
+    )
+    parser.add_argument(
+        "--peak-repeats", type=int, default=25, help="timed runs of the matmul peak"
+    )
     parser.add_argument("--case", help=argparse.SUPPRESS)
     parser.add_argument("--rotation", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.case == "peak":
-        print(json.dumps({"gflops": sgemm_gflops(args.device)}))
+        print(json.dumps({"gflops": sgemm_gflops(args.device, repeats=args.peak_repeats)}))
         return
     if args.case:
         figures = run_case(args.case, args.pairs, args.subset, args.device, args.rotation)
@@ -453,15 +537,46 @@ def main() -> None:
     if "a" not in cases or set(args.cases) - set(ALL_CASES):
         parser.error(f"--cases takes letters of {ALL_CASES!r} and must include a (the anchor)")
     references, system_a, system_b = workload(args.pairs)
+    sys.path.insert(0, str(Path(__file__).parent))
+    from minilm_shape import weights_of
+    from suite_log import record
+
+    record(
+        STEP, "meta", pairs=args.pairs, subset=args.subset, device=args.device,
+        weights=weights_of(_minilm()), in_process=args.in_process, cases=cases,
+    )  # fmt: skip
+    gflop = workload_gflop(system_a + references)
+    # The second experiment encodes only its outputs: the references come from the cache.
+    gflop_of = {case: gflop for case in cases} | {"e": workload_gflop(system_b)}
+    record(STEP, "work", gflop=gflop_of)
     runs: dict[str, list[dict[str, float]]] = {case: [] for case in cases}
     peaks = []
     for round_index in range(args.rounds):
-        for case in cases:
-            runs[case].append(_spawn(case, args, round_index))
+        # In one process, the order turns by one each round: no case always runs first.
+        turn = round_index % len(cases) if args.in_process else 0
+        for case in cases[turn:] + cases[:turn]:
+            if args.in_process:
+                figures = run_case(case, args.pairs, args.subset, args.device, round_index)
+            else:
+                figures = _spawn(case, args, round_index)
+            runs[case].append(figures)
+            record(STEP, "case", case=case, round=round_index, **figures)
             print(f"round {round_index + 1}: ({case}) done", file=sys.stderr)
-        # The matmul peak in a fresh process each round, as the cases run: one measurement
-        # on a machine whose neighbours come and go can fall to half the peak.
-        peaks.append(run_fresh(__file__, ["--case", "peak", "--device", args.device])["gflops"])
+        # The matmul peak each round, as the cases run (in a fresh process unless
+        # --in-process): one measurement on a machine whose neighbours come and go can
+        # fall to half the peak.
+        if args.in_process:
+            peaks.append(sgemm_gflops(args.device, repeats=args.peak_repeats))
+        else:
+            command = ["--case", "peak", "--device", args.device]
+            peaks.append(
+                run_fresh(__file__, [*command, "--peak-repeats", str(args.peak_repeats)])["gflops"]
+            )
+        record(STEP, "peak", gflops=peaks[-1])
+    runs = {
+        case: [run for run in case_runs if "missing" not in run] for case, case_runs in runs.items()
+    }
+    cases = "".join(case for case in cases if runs[case])
 
     def median(case: str, key: str = "seconds") -> float:
         return statistics.median(run[key] for run in runs[case])
@@ -470,13 +585,10 @@ def main() -> None:
     pairs_per_s = {
         case: (args.subset if case == "b" else args.pairs) / median(case)
         for case in cases
-        if case not in "jk"
+        if case not in "jkm"
     }
     if "c" in cases:
         pairs_per_s["e"] = args.pairs / median("c", "seconds_e")
-    gflop = workload_gflop(system_a + references)
-    # The second experiment encodes only its outputs: the references come from the cache.
-    gflop_of = {case: gflop for case in pairs_per_s} | {"e": workload_gflop(system_b)}
     peak = max(peaks)
     labels = {
         "a": "bert_score BERTScorer.score, whole list",
@@ -576,10 +688,21 @@ def main() -> None:
                 f"{size}: {speed:.1f} ({speed / anchor[64]:.2f})" for size, speed in anchor.items()
             )
         )
-    # The suite (gpu_suite.sh) gathers its steps' files elsewhere.
-    results = Path(os.environ.get("BENCHMARK_RESULTS", Path(__file__).parent / "results"))
-    results.mkdir(exist_ok=True)
-    (results / "bertscore_throughput.json").write_text(
+    if "m" in cases:
+        peer = {size: args.pairs / median("m", f"seconds_{size}") for size in (64, 256)}
+        line = "(m) torchmetrics' bert_score, whole list (median pairs/s, x (a)): " + ", ".join(
+            f"batch {size}: {speed:.1f} ({speed / pairs_per_s['a']:.2f})"
+            for size, speed in peer.items()
+        )
+        if "d" in cases:
+            f1_peer = torch.tensor(runs["m"][0]["f1"])
+            f1_ours = torch.tensor(runs["d"][0]["f1"])
+            line += f"; max |F1 - ours (d)| {(f1_peer - f1_ours).abs().max().item():.1e}"
+        print(line)
+    # The suite (gpu_suite.sh) reads the JSON lines; this summary is for other readers.
+    from suite_log import results_dir
+
+    (results_dir() / "bertscore_throughput.json").write_text(
         json.dumps(
             {
                 "pairs": args.pairs,

@@ -16,7 +16,11 @@ bert_score's ``BERTScorer.score`` at ``batch_size`` 64 (its default) and 256. Ev
 setting runs a cold call (first use: compilation, cuBLAS and allocator warm-up) and then
 ``--repeats`` warm calls, with no embedding cache, on the deterministic caption workload
 of ``bertscore_throughput.py``; each path runs in its own process, and the whole-list
-F1s of every setting are compared with the default's.
+F1s of every setting are compared with the default's. With ``--in-process`` (what
+``gpu_suite.sh`` runs) the paths run one after another in this process, loading the model
+once; a path's cold call then follows the earlier paths' work on the same shapes, so it
+measures what that path compiles or specialises for itself. Each path's figures are
+appended to ``encoder_paths.jsonl`` as soon as it ends (``suite_log.py``).
 
     python benchmarks/encoder_paths.py --device cuda
     python benchmarks/encoder_paths.py --device cpu --pairs 500 --repeats 1
@@ -26,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -35,6 +38,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bertscore_throughput import _minilm, _quiet, run_fresh, workload
+from suite_log import record
+
+STEP = "encoder_paths"
 
 PATHS = ["compiled", "no-fuser", "transformers"]
 BATCH_SIZES = [64, 256]
@@ -68,9 +74,6 @@ def run_path(path: str, pairs: int, device: str, repeats: int) -> dict[str, obje
     """Time every batch size and type through one encoder path, in this process."""
     import torch
 
-    from opik_semantic_metrics.batching.cache import EmbeddingCache
-    from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
-
     _quiet()
     references, candidates, _ = workload(pairs)
     figures: dict[str, object] = {}
@@ -87,22 +90,47 @@ def run_path(path: str, pairs: int, device: str, repeats: int) -> dict[str, obje
             )
             figures[f"{batch_size}"] = {"cold": cold, "warm": warm}
         return figures
+    fuser = torch._C._jit_texpr_fuser_enabled()
     if path == "no-fuser":
         torch._C._jit_set_texpr_fuser_enabled(False)
+    try:
+        _time_engines(path, figures, pairs, device, repeats, candidates, references)
+    finally:  # in one process, the next path runs as it would alone
+        torch._C._jit_set_texpr_fuser_enabled(fuser)
+    return figures
+
+
+def _time_engines(
+    path: str,
+    figures: dict[str, object],
+    pairs: int,
+    device: str,
+    repeats: int,
+    candidates: list[str],
+    references: list[str],
+) -> None:
+    from opik_semantic_metrics.batching.cache import EmbeddingCache
+    from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+
     for dtype in DTYPES:
         for batch_size in BATCH_SIZES:
             engine = BERTScoreEngine(
-                "all-MiniLM-L6-v2",
+                _minilm(),
+                6,
                 device=device,
                 dtype=None if dtype == "float32" else dtype,
                 batch_size=batch_size,
                 cache=EmbeddingCache(0),
             )
+            unpadded = engine.encoder.unpadded
             if path == "transformers":
                 object.__setattr__(engine.encoder, "unpadded", None)
-            cold, warm, results = _timed(
-                lambda engine=engine: engine.score(candidates, references), device, repeats
-            )
+            try:
+                cold, warm, results = _timed(
+                    lambda engine=engine: engine.score(candidates, references), device, repeats
+                )
+            finally:  # the loaded encoder is shared by every engine of this process
+                object.__setattr__(engine.encoder, "unpadded", unpadded)
             entry: dict[str, object] = {
                 "cold": cold,
                 "warm": warm,
@@ -114,9 +142,13 @@ def run_path(path: str, pairs: int, device: str, repeats: int) -> dict[str, obje
                     with ThreadPoolExecutor(max_workers=16) as pool:
                         return list(pool.map(engine.score_one, candidates, references))
 
-                entry["per_item_cold"], entry["per_item_warm"], _ = _timed(per_item, device, 1)
+                if path == "transformers":
+                    object.__setattr__(engine.encoder, "unpadded", None)
+                try:
+                    entry["per_item_cold"], entry["per_item_warm"], _ = _timed(per_item, device, 1)
+                finally:
+                    object.__setattr__(engine.encoder, "unpadded", unpadded)
             figures[f"{dtype}/{batch_size}"] = entry
-    return figures
 
 
 def main() -> None:
@@ -124,15 +156,25 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument(
+        "--in-process", action="store_true", help="every path in this process (gpu_suite.sh)"
+    )
     parser.add_argument("--path", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.path:
         print(json.dumps(run_path(args.path, args.pairs, args.device, args.repeats)))
         return
+    from minilm_shape import weights_of
+
+    record(STEP, "meta", pairs=args.pairs, device=args.device, weights=weights_of(_minilm()))
     common = ["--pairs", str(args.pairs), "--device", args.device, "--repeats", str(args.repeats)]
     runs = {}
     for path in ["bert_score", *PATHS]:
-        runs[path] = run_fresh(__file__, [*common, "--path", path])
+        if args.in_process:
+            runs[path] = run_path(path, args.pairs, args.device, args.repeats)
+        else:
+            runs[path] = run_fresh(__file__, [*common, "--path", path])
+        record(STEP, "case", case=path, figures=runs[path])
         print(f"({path}) done", file=sys.stderr)
     anchor = args.pairs / runs["bert_score"]["64"]["warm"]
     best_anchor = max(args.pairs / entry["warm"] for entry in runs["bert_score"].values())
@@ -164,10 +206,9 @@ def main() -> None:
                 f"{path:<13} {setting:<12} {warm:7.0f} {args.pairs / entry['cold']:7.0f} "
                 f"{warm / anchor:8.2f} {warm / best_anchor:7.2f} {per_item:>9} {deviation:9.1e}"
             )
-    # The suite (gpu_suite.sh) gathers its steps' files elsewhere.
-    results = Path(os.environ.get("BENCHMARK_RESULTS", Path(__file__).parent / "results"))
-    results.mkdir(exist_ok=True)
-    (results / "encoder_paths.json").write_text(json.dumps(runs, indent=1))
+    from suite_log import results_dir
+
+    (results_dir() / "encoder_paths.json").write_text(json.dumps(runs, indent=1))
 
 
 if __name__ == "__main__":

@@ -28,10 +28,13 @@ transformers 5 bert_score drops RoBERTa's prefix space, which this package keeps
 README's faithfulness table), so on the roberta-large shape it is not a rounding error.
 GFLOP/s count the encoder's useful matmul work on the distinct texts (no padding),
 set against the float32 matmul peak measured here (``bertscore_throughput.sgemm_gflops``).
+With ``--in-process`` (what ``gpu_suite.sh`` runs) every case runs in this process, each
+model loaded once (bert_score's scorer is reused across its batch sizes); every case's
+figures are appended to ``large_encoder.jsonl`` as soon as it ends (``suite_log.py``).
 
     python benchmarks/large_encoder.py                           # roberta-large shape, CPU
     python benchmarks/large_encoder.py --encoder minilm --workload captions
-    python benchmarks/large_encoder.py --encoder both      # MiniLM, then the large shape
+    python benchmarks/large_encoder.py --encoder both      # the large shape, then MiniLM
     python benchmarks/large_encoder.py --captions 100 --paragraphs 10 --rounds 1  # subset
     python benchmarks/large_encoder.py --device cuda --fast --bert-score-batch-sizes 64,128,256
 """
@@ -52,6 +55,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bertscore_throughput import _minilm, _quiet, run_fresh, sgemm_gflops, workload
+from suite_log import record
+
+STEP = "large_encoder"
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -189,12 +195,20 @@ def _counter(model_dir: str):
     return lambda text: len(tokenizer(text, truncation=True, max_length=512)["input_ids"])
 
 
+#: Pairs and loaded scorers kept across the cases of one process (``--in-process``).
+_KEPT: dict[tuple[object, ...], object] = {}
+
+
 def pairs_of(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     model_dir, _ = _model(args)
-    if args.workload == "captions":
-        references, candidates, _ = workload(args.captions)
-        return candidates, references
-    return paragraph_pairs(args.paragraphs, _counter(model_dir))
+    key = ("pairs", args.encoder, args.workload, model_dir, args.captions, args.paragraphs)
+    if key not in _KEPT:
+        if args.workload == "captions":
+            references, candidates, _ = workload(args.captions)
+            _KEPT[key] = (candidates, references)
+        else:
+            _KEPT[key] = paragraph_pairs(args.paragraphs, _counter(model_dir))
+    return _KEPT[key]  # type: ignore[return-value]
 
 
 def run_case(case: str, args: argparse.Namespace) -> dict[str, float]:
@@ -210,13 +224,14 @@ def run_case(case: str, args: argparse.Namespace) -> dict[str, float]:
         from bert_score import BERTScorer
 
         batch_size = int(case.split("/")[1])
-        scorer = BERTScorer(
-            model_type=model_dir, num_layers=layer, device=args.device, batch_size=batch_size
-        )
-        scorer.score(*warm)
+        key = ("bert_score", model_dir, layer, args.device)
+        if key not in _KEPT:
+            _KEPT[key] = BERTScorer(model_type=model_dir, num_layers=layer, device=args.device)
+        scorer = _KEPT[key]
+        scorer.score(*warm, batch_size=batch_size)  # type: ignore[attr-defined]
         synchronize()
         start = time.perf_counter()
-        _, _, f1 = scorer.score(candidates, references)
+        _, _, f1 = scorer.score(candidates, references, batch_size=batch_size)  # type: ignore[attr-defined]
         synchronize()
         return {"seconds": time.perf_counter() - start, "f1": f1.tolist()}  # type: ignore[dict-item]
     from opik_semantic_metrics.batching.cache import EmbeddingCache
@@ -280,12 +295,19 @@ def main() -> None:
         help="layers of the large encoder, read at the last (fewer only to develop)",
     )
     parser.add_argument("--model-dir", help="reuse a large encoder built before")
+    parser.add_argument(
+        "--in-process", action="store_true", help="every case in this process (gpu_suite.sh)"
+    )
+    parser.add_argument(
+        "--peak-repeats", type=int, default=25, help="timed runs of the matmul peak"
+    )
     parser.add_argument("--case", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.case:
         print(json.dumps(run_case(args.case, args)))
         return
-    encoders = ["minilm", "roberta-large-shape"] if args.encoder == "both" else [args.encoder]
+    # The large shape first: its rows are what the suite cannot have from another step.
+    encoders = ["roberta-large-shape", "minilm"] if args.encoder == "both" else [args.encoder]
     workloads = ["captions", "paragraphs"] if args.workload == "both" else [args.workload]
     built = None
     if "roberta-large-shape" in encoders and args.model_dir is None:
@@ -311,6 +333,9 @@ def report(args: argparse.Namespace, encoders: list[str], workloads: list[str]) 
         cases.append("ours/fast")
     peaks: list[float] = []
     rows = []
+    from minilm_shape import weights_of
+
+    record(STEP, "meta", device=args.device, weights=weights_of(_minilm()), layers=args.layers)
     for encoder in encoders:
         for name in workloads:
             common = [
@@ -320,18 +345,31 @@ def report(args: argparse.Namespace, encoders: list[str], workloads: list[str]) 
             ]  # fmt: skip
             if args.model_dir:
                 common += ["--model-dir", args.model_dir]
+            args.encoder, args.workload = encoder, name
+            candidates, references = pairs_of(args)
+            model_dir, layer = _model(args)
+            gflop, mean_tokens = encoder_gflop(model_dir, candidates + references)
+            record(
+                STEP, "work", encoder=encoder, workload=name, layer=layer,
+                gflop=gflop, mean_tokens=mean_tokens,
+            )  # fmt: skip
             runs: dict[str, list[dict[str, float]]] = {case: [] for case in cases}
             for round_index in range(args.rounds):
                 # Turned by one each round, so that no case always runs first.
                 turn = round_index % len(cases)
                 for case in cases[turn:] + cases[:turn]:
-                    runs[case].append(run_fresh(__file__, [*common, "--case", case]))
+                    if args.in_process:
+                        figures = run_case(case, args)
+                    else:
+                        figures = run_fresh(__file__, [*common, "--case", case])
+                    runs[case].append(figures)
+                    record(
+                        STEP, "case", encoder=encoder, workload=name, case=case,
+                        round=round_index, pairs=len(candidates), **figures,
+                    )  # fmt: skip
                     print(f"{encoder} {name} round {round_index + 1}: {case}", file=sys.stderr)
-                peaks.append(sgemm_gflops(args.device))
-            args.encoder, args.workload = encoder, name
-            candidates, references = pairs_of(args)
-            model_dir, layer = _model(args)
-            gflop, mean_tokens = encoder_gflop(model_dir, candidates + references)
+                peaks.append(sgemm_gflops(args.device, repeats=args.peak_repeats))
+                record(STEP, "peak", gflops=peaks[-1])
             rows.append((encoder, name, layer, len(candidates), gflop, mean_tokens, runs))
     peak = max(peaks)
     print(
@@ -368,10 +406,9 @@ def report(args: argparse.Namespace, encoders: list[str], workloads: list[str]) 
             f"({best}) {speed['ours/float32'] / speed[best]:.2f} (target >= {target}); "
             f"per round: {' '.join(ratios)}"
         )
-    # The suite (gpu_suite.sh) gathers its steps' files elsewhere.
-    results = Path(os.environ.get("BENCHMARK_RESULTS", Path(__file__).parent / "results"))
-    results.mkdir(exist_ok=True)
-    (results / "large_encoder.json").write_text(
+    from suite_log import results_dir
+
+    (results_dir() / "large_encoder.json").write_text(
         json.dumps(
             {
                 "device": args.device,

@@ -20,6 +20,7 @@ import pytest
 import torch
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache
+from opik_semantic_metrics.batching.forward import ForwardBatches
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.comet.engine import CometEngine
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
@@ -68,6 +69,29 @@ def test_gpu_and_cpu_scores_agree(cuda_engine, stsb_lists):
     assert on_cpu[:, 2].max() - on_cpu[:, 2].min() > 0.3
 
 
+def test_gpu_forward_passes_are_sized_by_tokens_and_give_the_cpu_scores(stsb_lists):
+    """250 caption pairs: on the GPU their texts run in passes of far more than 64 texts
+    (a token budget of 64 * 256), with the scores of the CPU's passes of 64."""
+    candidates, references = stsb_lists
+    engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cuda", cache=EmbeddingCache(0))
+    rows: list[int] = []
+    forward = engine._forward_batch
+
+    def counted(id_lists, all_layers):
+        rows.append(len(id_lists))
+        return forward(id_lists, all_layers)
+
+    engine._forward_batch = counted  # type: ignore[method-assign]
+    on_gpu = prf_table(engine.score(candidates, references))
+    assert max(rows) > 64
+    on_cpu = prf_table(
+        BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache(0)).score(
+            candidates, references
+        )
+    )
+    assert (on_gpu - on_cpu).abs().max().item() < ACROSS_DEVICES
+
+
 def test_fast_mode_on_the_gpu_is_half_precision_and_close(cuda_engine, stsb_lists):
     candidates, references = stsb_lists
     fast = BERTScoreEngine("all-MiniLM-L6-v2", device="cuda", dtype="fast", cache=EmbeddingCache())
@@ -91,6 +115,8 @@ def test_running_out_of_gpu_memory_halves_the_batch(caplog):
     engine = BERTScoreEngine(
         "all-MiniLM-L6-v2", device="cuda", batch_size=96, cache=EmbeddingCache(0)
     )
+    # Batches of 96 texts, not of a token budget (which would hold 54 of these).
+    engine.forward_batches = ForwardBatches(96, torch.device("cuda"), token_budget=None)
     engine.score(["warm up"], ["warm up"])
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
@@ -103,7 +129,7 @@ def test_running_out_of_gpu_memory_halves_the_batch(caplog):
     finally:
         torch.cuda.set_per_process_memory_fraction(1.0)
         torch.cuda.empty_cache()
-    assert engine._forward_batch_size.size < 96
+    assert engine.forward_batches.size < 96
     assert "Out of memory on a batch of 96 texts" in caplog.text
     on_cpu = prf_table(
         BERTScoreEngine("all-MiniLM-L6-v2", device="cpu", cache=EmbeddingCache(0)).score(

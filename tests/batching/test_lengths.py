@@ -51,3 +51,20 @@ def test_map_longest_first_runs_length_batches_and_answers_in_the_items_order():
     result = map_longest_first(upper, texts, batch_size=8, length=len, device=torch.device("meta"))
     assert result == [text.upper() for text in texts]
     assert seen == [[texts[1]], [texts[3], texts[0], texts[2]]]
+
+
+def test_a_token_budget_bounds_each_batch_padded_size():
+    rng = random.Random(1)
+    lengths = [rng.choice([rng.randint(5, 30), rng.randint(60, 400)]) for _ in range(500)]
+    batches = length_batches(lengths, batch_size=1000, token_budget=2048)
+    assert sorted(index for batch in batches for index in batch) == list(range(500))
+    for batch in batches:
+        assert len(batch) * lengths[batch[0]] <= 2048
+        assert lengths[batch[0]] == max(lengths[index] for index in batch)
+    # Captions fill a batch with many more rows than paragraphs do.
+    assert max(len(batch) for batch in batches if lengths[batch[0]] <= 30) >= 2048 // 30
+    assert max(len(batch) for batch in batches if lengths[batch[0]] > 200) <= 2048 // 200
+
+
+def test_an_item_longer_than_the_budget_runs_alone():
+    assert length_batches([600, 10, 700], batch_size=8, token_budget=512) == [[2], [0], [1]]

@@ -169,7 +169,7 @@ def test_out_of_memory_halves_the_batch_and_keeps_the_scores(stsb_lists, monkeyp
         "all-MiniLM-L6-v2", device="cpu", batch_size=32, cache=EmbeddingCache()
     )
     got = prf_table(engine.score(candidates[:30], references[:30]))
-    assert failures and engine._forward_batch_size.size <= 8
+    assert failures and engine.forward_batches.size <= 8
     assert (got - expected).abs().max().item() <= TOLERANCE
     # The smaller size is kept: the next list runs out of memory nowhere.
     failures.clear()
@@ -194,7 +194,7 @@ def test_out_of_memory_in_the_greedy_match_halves_its_batch(stsb_lists, monkeypa
     )
     got = prf_table(engine.score(candidates[:30], references[:30]))
     assert failures[0] == 30 and engine._match_batch_size.size <= 8
-    assert engine._forward_batch_size.size == 32  # the forward passes fitted
+    assert engine.forward_batches.size == 32  # the forward passes fitted
     assert (got - expected).abs().max().item() <= TOLERANCE
     failures.clear()
     engine.score(candidates[30:60], references[30:60])

@@ -201,7 +201,7 @@ def test_out_of_memory_halves_the_batch_and_keeps_the_scores(name, monkeypatch):
     monkeypatch.setattr(CometEncoder, "hidden_states", forward_with_little_memory)
     engine = _engine(name, batch_size=16, cache=EmbeddingCache())
     scores = [r.score for r in engine.score(*ITEMS)]
-    assert passes and engine._forward_batch_size.size <= 4
+    assert passes and engine.forward_batches.size <= 4
     assert scores == pytest.approx(expected, abs=1e-6)
 
 

@@ -597,7 +597,7 @@ def test_out_of_memory_halves_the_batch_and_keeps_the_scores(monkeypatch, stsb_p
             engine = SemanticMatchEngine("all-MiniLM-L6-v2", cache=EmbeddingCache(), **options)
             scores = [result.score for result in engine.score(outputs, references)]
         assert passes and max(len(batch) for batch in passes) <= 8
-        assert engine._forward_batch_size.size <= 8
+        assert engine.forward_batches.size <= 8
         assert scores == pytest.approx(expected_scores, abs=1e-6)
 
 
@@ -614,6 +614,6 @@ def test_out_of_memory_in_the_word_level_match_halves_its_batch(monkeypatch, sts
     engine = SemanticMatchEngine("all-MiniLM-L6-v2", cache=EmbeddingCache(), **options)
     words = [result.word for result in engine.score(outputs, references)]
     assert failures and engine._match_batch_size.size <= 8
-    assert engine._forward_batch_size.size == 32
+    assert engine.forward_batches.size == 32
     assert words == pytest.approx(expected_scores, abs=1e-6)
     assert len(set(expected_scores)) > 20  # real, distinct word levels

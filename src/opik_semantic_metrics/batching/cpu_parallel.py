@@ -141,11 +141,13 @@ def map_longest_first(
     batch_size: int,
     length: Callable[[ItemT], int],
     device: torch.device,
+    token_budget: int | None = None,
 ) -> list[ResultT]:
     """One result per item, in the items' order, from ``function`` run on batches.
 
-    Items are batched by length, longest first, so that each batch pads little
-    (:func:`~opik_semantic_metrics.batching.lengths.length_batches`), and the batches go
+    Items are batched by length, longest first, so that each batch pads little, and
+    within ``batch_size`` items and ``token_budget`` padded tokens
+    (:func:`~opik_semantic_metrics.batching.lengths.length_batches`); the batches go
     through :func:`map_batches`; ``function`` returns one result per item of its batch.
 
     Example:
@@ -155,7 +157,7 @@ def map_longest_first(
         ... )
         ['A', 'CCC', 'BB']
     """
-    index_batches = length_batches([length(item) for item in items], batch_size)
+    index_batches = length_batches([length(item) for item in items], batch_size, token_budget)
     batches = [[items[i] for i in indices] for indices in index_batches]
     results: list[ResultT | None] = [None] * len(items)
     for index, result in zip(

@@ -3,7 +3,6 @@ and the length-sorted forward passes (at one layer, or at every layer for baseli
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -12,9 +11,8 @@ from typing import Any
 import torch
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache
-from opik_semantic_metrics.batching.cpu_parallel import map_longest_first
+from opik_semantic_metrics.batching.forward import ForwardBatches
 from opik_semantic_metrics.batching.lengths import padded_batch
-from opik_semantic_metrics.batching.memory import HalvingBatchSize
 from opik_semantic_metrics.bertscore.idf import IdfTable, uniform_weights
 from opik_semantic_metrics.bertscore.tokenize import EncodedText, TextEncoder
 from opik_semantic_metrics.errors import InputError
@@ -45,7 +43,7 @@ class EmbeddingMixin:
     _load_args: dict[str, Any]
     _encoder: LoadedEncoder | None
     _text_encoder: TextEncoder | None
-    _forward_batch_size: HalvingBatchSize
+    forward_batches: ForwardBatches
 
     # -- loading -----------------------------------------------------------------------
 
@@ -183,14 +181,8 @@ class EmbeddingMixin:
         embeddings: a model cannot run on it.
         """
         present = [ids for ids in id_lists if ids]
-        forward = functools.partial(self._forward_batch, all_layers=all_layers)
-        embeddings = map_longest_first(
-            # Out of memory halves the batch (batching/memory.py).
-            functools.partial(self._forward_batch_size.run, forward),
-            present,
-            batch_size=self._forward_batch_size.size,
-            length=len,
-            device=self.encoder.device,
+        embeddings = self.forward_batches.map(
+            lambda batch: self._forward_batch(batch, all_layers=all_layers), present, len
         )
         if len(present) == len(id_lists):
             return embeddings

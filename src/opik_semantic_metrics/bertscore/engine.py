@@ -8,7 +8,6 @@ float32 rounding, however the pairs are batched.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,11 +16,7 @@ import torch
 import transformers
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
-from opik_semantic_metrics.batching.cpu_parallel import (
-    side_by_side_workers,
-    use_threads,
-)
-from opik_semantic_metrics.batching.memory import HalvingBatchSize
+from opik_semantic_metrics.batching.forward import ForwardBatches, item_batcher, match_batch_size
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.bertscore.all_layers import AllLayersMixin
 from opik_semantic_metrics.bertscore.baseline import (
@@ -64,11 +59,6 @@ FAITHFUL_TO_BERT_SCORE = "0.3.13"
 #: "0.3.12" in that release. Writing the same string makes our hash equal to the one
 #: bert_score prints for the same settings, which is what a reproducibility hash is for.
 BERT_SCORE_HASH_VERSION = "0.3.12"
-
-
-#: Fewest items a batcher worker's batches are sized for: more workers would each form
-#: batches too small to pay (``docs/design/micro-batching.md``).
-_ITEMS_PER_WORKER = 8
 
 
 def _check_asked_together(
@@ -129,7 +119,9 @@ class BERTScoreEngine(AllLayersMixin):
             CPUs with native bf16 and on GPUs that have it (float16 on older GPUs), within
             about 2e-3 of F1 from float32 and no longer independent of batching (about
             1e-3; ``docs/gpu-and-fast-mode.md``); any ``torch.dtype`` or its name.
-        batch_size: Most texts per forward pass and pairs per matching batch.
+        batch_size: Most texts per forward pass and pairs per matching batch on a CPU; on
+            a GPU, forward passes hold up to ``batch_size * 256`` padded tokens and a
+            batched match ``batch_size * 16`` pairs (``batching/forward.py``).
         micro_batch_size: Most concurrent :meth:`score_one` calls in batches at a time:
             16, Opik's default number of scoring threads. On a CPU they are shared
             between batcher workers that share the cores (two for 16 items: on 2
@@ -196,10 +188,16 @@ class BERTScoreEngine(AllLayersMixin):
         self.baseline_path = Path(baseline_path) if baseline_path is not None else None
         self.custom_baseline = baseline_path is not None
         self.batch_size = batch_size
-        self._forward_batch_size = HalvingBatchSize(batch_size)
-        self._match_batch_size = HalvingBatchSize(batch_size)
+        torch_device = resolve_device(device)
+        resolve_dtype(dtype, torch_device)  # a bad dtype fails here, not on every item
+        # Length-sorted, sized by device, halved on out of memory (batching/forward.py).
+        self.forward_batches = ForwardBatches(batch_size, torch_device)
+        self._match_batch_size = match_batch_size(batch_size, torch_device)
         self.cache = cache if cache is not None else shared_cache()
-        self.batcher = self._make_batcher(device, dtype, micro_batch_size)
+        # Per-item calls: workers sharing a CPU's cores, one batch at a time on a GPU.
+        self.batcher: MicroBatcher[tuple[str, Reference], BERTScoreResult] = item_batcher(
+            self._score_items, torch_device, micro_batch_size
+        )
         self.use_fast_tokenizer = use_fast_tokenizer
         self._load_args = {
             "model": model,
@@ -217,30 +215,6 @@ class BERTScoreEngine(AllLayersMixin):
         self.idf_table: IdfTable | None = None
         if idf_references is not None:
             self._fit_idf(idf_references, "idf_references")
-
-    def _make_batcher(
-        self,
-        device: str | torch.device | None,
-        dtype: str | torch.dtype | None,
-        micro_batch_size: int,
-    ) -> MicroBatcher[tuple[str, Reference], BERTScoreResult]:
-        """The batcher of :meth:`score_one` calls: on a CPU, workers that share the cores,
-        so that micro-batches compute side by side (``batching/cpu_parallel.py``); as many
-        as keep each batch at ``_ITEMS_PER_WORKER`` items or more (2 for 16 items).
-
-        Raises:
-            ValueError: A bad ``device`` or ``dtype`` (checked here, not on every item).
-        """
-        torch_device = resolve_device(device)
-        resolve_dtype(dtype, torch_device)  # a bad dtype fails here, not on every item
-        cores = side_by_side_workers(torch_device)
-        workers = max(1, min(cores, micro_batch_size // _ITEMS_PER_WORKER))
-        return MicroBatcher(
-            self._score_items,
-            max_batch_size=max(1, micro_batch_size // workers),
-            workers=workers,
-            worker_setup=functools.partial(use_threads, cores // workers) if workers > 1 else None,
-        )
 
     def _read_baseline(self, model: str, lang: str | None, num_layers: int) -> Baseline:
         """The rescaling baseline of ``num_layers``: from ``baseline_path``, else the

@@ -46,22 +46,29 @@ def match_pairs(
         ),
     )
 
-    def match_batch(batch: list[int]) -> list[_PairMatch]:
+    # Each batch's results stay where they were computed until every batch has run: on a
+    # GPU, one wait for the device at the end instead of one per batch.
+    computed: list[tuple[torch.Tensor, ...]] = []
+
+    def match_batch(batch: list[int]) -> list[tuple[int, int]]:
         result = greedy_batch(
             [embedded[pairs[i][0]] for i in batch], [embedded[pairs[i][1]] for i in batch]
         )
-        prf = torch.stack((result.precision, result.recall, result.f1), dim=1).cpu()
-        opposite = result.opposite_signs.cpu()
-        best, best_index = result.candidate_best.cpu(), result.candidate_best_index.cpu()
-        lengths = [len(embedded[pairs[i][0]].encoded.ids) for i in batch]
-        return [
-            (prf[row], opposite[row], (best[row, :length], best_index[row, :length]))
-            for row, length in enumerate(lengths)
-        ]
+        prf = torch.stack((result.precision, result.recall, result.f1), dim=1)
+        computed.append(
+            (prf, result.opposite_signs, result.candidate_best, result.candidate_best_index)
+        )
+        return [(len(computed) - 1, row) for row in range(len(batch))]
 
     # Out of memory halves the batch here too (batching/memory.py): a batch of long
     # pairs' similarity matrices can fail where their forward passes fitted.
-    matched = batch_size.run(match_batch, order)
+    places = batch_size.run(match_batch, order)
+    on_host = [tuple(tensor.cpu() for tensor in tensors) for tensors in computed]
+    matched: list[_PairMatch] = []
+    for index, (number, row) in zip(order, places, strict=True):
+        prf, opposite, best, best_index = on_host[number]
+        length = len(embedded[pairs[index][0]].encoded.ids)
+        matched.append((prf[row], opposite[row], (best[row, :length], best_index[row, :length])))
     scores = torch.empty(len(pairs), 3)
     opposite_signs = torch.empty(len(pairs), dtype=torch.bool)
     scores[order] = torch.stack([prf for prf, _, _ in matched])

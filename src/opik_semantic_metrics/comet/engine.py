@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
-from opik_semantic_metrics.batching.memory import HalvingBatchSize
+from opik_semantic_metrics.batching.forward import ForwardBatches, item_batcher
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.comet.checkpoint import (
     DEFAULT_MODEL,
@@ -169,8 +169,9 @@ class CometEngine:
             GPUs, float32 on other CPUs); any ``torch.dtype`` or its name. Layer mixing,
             pooling and the estimator run in float32 whatever the encoder's type. The fast
             mode moves scores (``docs/gpu-and-fast-mode.md``).
-        batch_size: Most sequences per forward pass, and most items per micro-batch of
-            :meth:`score_one`.
+        batch_size: Most sequences per forward pass on a CPU (on a GPU, batches are
+            sized by tokens: ``batching/forward.py``), and most items in the micro-batches
+            of :meth:`score_one` at a time.
         cache: Where regression models keep sentence embeddings; the process-wide cache
             by default.
 
@@ -208,11 +209,11 @@ class CometEngine:
             checked_model_name(model), torch_device, resolve_dtype(dtype, torch_device)
         )
         self.batch_size = batch_size
-        # Halved where a batch runs out of memory, for every later call (batching/memory.py).
-        self._forward_batch_size = HalvingBatchSize(batch_size)
+        # Length-sorted, halved where a batch runs out of memory (batching/forward.py).
+        self.forward_batches = ForwardBatches(batch_size, torch_device)
         self.cache = cache if cache is not None else shared_cache()
-        self._batcher: MicroBatcher[Item, CometResult] = MicroBatcher(
-            self._score_items, max_batch_size=batch_size
+        self._batcher: MicroBatcher[Item, CometResult] = item_batcher(
+            self._score_items, torch_device, batch_size
         )
 
     @property
@@ -270,7 +271,7 @@ class CometEngine:
         sources, translations = list(sources), list(translations)
         model = self.loaded.model
         if isinstance(model, UnifiedModel):
-            return model.score(sources, translations, checked, self._forward_batch_size)
+            return model.score(sources, translations, checked, self.forward_batches)
         return self._score_regression(model, sources, translations, checked)
 
     def prepare(
@@ -331,7 +332,7 @@ class CometEngine:
         return self.cache.fill(
             self._cache_namespace,
             texts,
-            lambda batch: model.embed(batch, self._forward_batch_size),
+            lambda batch: model.embed(batch, self.forward_batches),
         )
 
     @property
@@ -380,7 +381,7 @@ class CometEngine:
             zip(
                 unique,
                 self.cache.get_or_compute(
-                    namespace, unique, lambda batch: model.embed(batch, self._forward_batch_size)
+                    namespace, unique, lambda batch: model.embed(batch, self.forward_batches)
                 ),
                 strict=True,
             )

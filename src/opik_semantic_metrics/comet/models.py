@@ -25,15 +25,13 @@ minor 1, major 5, critical 10, caps at 25 and maps to ``(25 - penalty) / 25``.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import torch
 
-from opik_semantic_metrics.batching.cpu_parallel import map_longest_first
+from opik_semantic_metrics.batching.forward import ForwardBatches
 from opik_semantic_metrics.batching.lengths import padded_batch
-from opik_semantic_metrics.batching.memory import HalvingBatchSize
 from opik_semantic_metrics.comet.checkpoint import CometCheckpoint, CometHparams, resolve_pretrained
 from opik_semantic_metrics.comet.encoder import (
     CometEncoder,
@@ -200,32 +198,36 @@ class RegressionModel(CometModel):
             # COMET's BERT encoder has no pooler: its "default" pooling has nothing to read.
             raise ValueError("COMET cannot pool 'default' with a BERT encoder.")
 
-    def embed(self, texts: Sequence[str], batch_size: HalvingBatchSize) -> list[SentenceEmbedding]:
+    def embed(self, texts: Sequence[str], batches: ForwardBatches) -> list[SentenceEmbedding]:
         """Pooled sentence embedding of each text, in order.
 
         Texts run in batches of similar token count, longest first
         (``batching/lengths.py``); on the CPU the batches run side by side on
         single-threaded workers (``batching/cpu_parallel.py``); a batch that runs out of
-        memory is halved (``batching/memory.py``).
+        memory is halved (``batching/memory.py``). The embeddings stay where they were
+        computed until the last batch has run and then come to the host together: on a
+        GPU, one wait for the device instead of one a batch.
         """
-        return map_longest_first(
-            functools.partial(batch_size.run, self._embed_batch),
-            self.encoder.tokenizer.encode(texts),
-            batch_size=batch_size.size,
-            length=lambda text: len(text.ids),
-            device=self.device,
-        )
+        tokenized = self.encoder.tokenizer.encode(texts)
+        if not tokenized:
+            return []
+        pooled = batches.map(self._embed_batch, tokenized, lambda text: len(text.ids))
+        # Grad mode is per thread: the caller's may be on.
+        with torch.inference_mode():
+            on_host = torch.stack(pooled).cpu()
+        return [
+            SentenceEmbedding(on_host[row].clone(), text.truncated)
+            for row, text in enumerate(tokenized)
+        ]
 
-    def _embed_batch(self, batch: list[TokenizedText]) -> list[SentenceEmbedding]:
+    def _embed_batch(self, batch: list[TokenizedText]) -> list[torch.Tensor]:
         pad_id = self.encoder.tokenizer.pad_id
         # Grad mode is per thread: a worker of map_longest_first enters inference mode itself.
         with torch.inference_mode():
             ids, mask = padded_batch([text.ids for text in batch], pad_id, self.device)
             hidden = self.encoder.hidden_states(ids, mask)
-            pooled = self._pool(ids, mask, hidden).float().cpu()
-        return [
-            SentenceEmbedding(pooled[row].clone(), text.truncated) for row, text in enumerate(batch)
-        ]
+            pooled = self._pool(ids, mask, hidden).float()
+        return list(pooled)
 
     def _pool(
         self, ids: torch.Tensor, mask: torch.Tensor, hidden: Sequence[torch.Tensor]
@@ -327,16 +329,14 @@ class UnifiedModel(CometModel):
         self,
         sequences: Sequence[_JointSequence],
         mt_lengths: Sequence[int],
-        batch_size: HalvingBatchSize,
+        batches: ForwardBatches,
     ) -> list[tuple[torch.Tensor, torch.Tensor | None]]:
         """Per sequence: score, and tag probabilities over its ``mt_lengths[i]`` first
         tokens (the translation's). Batched as :meth:`RegressionModel.embed` batches."""
-        return map_longest_first(
-            functools.partial(batch_size.run, self._run_batch),
+        return batches.map(
+            self._run_batch,
             list(zip(sequences, mt_lengths, strict=True)),
-            batch_size=batch_size.size,
-            length=lambda item: len(item[0].ids),
-            device=self.device,
+            lambda item: len(item[0].ids),
         )
 
     def _run_batch(
@@ -373,7 +373,7 @@ class UnifiedModel(CometModel):
         sources: Sequence[str],
         translations: Sequence[str],
         references: Sequence[str | None],
-        batch_size: HalvingBatchSize,
+        batches: ForwardBatches,
     ) -> list[CometResult]:
         """Score every item; items with and without a reference may be mixed."""
         tokenizer = self.encoder.tokenizer
@@ -397,7 +397,7 @@ class UnifiedModel(CometModel):
                 if part == 0:
                     first_ids.append(ids)
         mt_lengths = [len(tokenized["mt"][sequence.item].ids) for sequence in sequences]
-        outputs = self._run(sequences, mt_lengths, batch_size)
+        outputs = self._run(sequences, mt_lengths, batches)
         per_item: dict[int, list[tuple[torch.Tensor, torch.Tensor | None]]] = {}
         joint_truncated: set[int] = set()
         for sequence, output in zip(sequences, outputs, strict=True):

@@ -9,16 +9,14 @@ model's limit are read only as far as the limit keeps (``models/long_texts.py``)
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Final, Literal
 
 import torch
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache
-from opik_semantic_metrics.batching.cpu_parallel import map_longest_first
+from opik_semantic_metrics.batching.forward import ForwardBatches
 from opik_semantic_metrics.batching.lengths import padded_batch
-from opik_semantic_metrics.batching.memory import HalvingBatchSize
 from opik_semantic_metrics.inputs import as_list, is_blank, item_name
 from opik_semantic_metrics.models.encoders import LoadedEncoder
 from opik_semantic_metrics.models.long_texts import (
@@ -58,7 +56,7 @@ class EncodingMixin:
     token_vectors: TokenVectors
     state: FittedState
     _stop_words: frozenset[str]
-    _forward_batch_size: HalvingBatchSize
+    forward_batches: ForwardBatches
 
     def _read_vocabulary(self) -> None:
         """Which token ids are word pieces, the special tokens that frame an isolated
@@ -127,12 +125,8 @@ class EncodingMixin:
         (``batching/cpu_parallel.py``); halved where a batch runs out of memory
         (``batching/memory.py``)."""
         id_lists = self._tokenize(texts, truncation=True, max_length=self.max_length)["input_ids"]
-        return map_longest_first(
-            functools.partial(self._forward_batch_size.run, self._encode_batch),
-            list(zip(texts, id_lists, strict=True)),
-            batch_size=self._forward_batch_size.size,
-            length=lambda item: len(item[1]),
-            device=self.encoder.device,
+        return self.forward_batches.map(
+            self._encode_batch, list(zip(texts, id_lists, strict=True)), lambda item: len(item[1])
         )
 
     def _encode_batch(self, items: list[tuple[str, list[int]]]) -> list[TextEncoding]:
@@ -172,8 +166,8 @@ class EncodingMixin:
 
     def _encode_pieces(self, keys: list[str]) -> list[torch.Tensor]:
         """The isolated vector of each word piece (its id as text), encoded on its own, in
-        batches of the size known to fit (:meth:`HalvingBatchSize.run` cuts the list)."""
-        return self._forward_batch_size.run(self._encode_piece_batch, keys)
+        batches of the size known to fit (:meth:`ForwardBatches.run` cuts the list)."""
+        return self.forward_batches.run(self._encode_piece_batch, keys)
 
     def _encode_piece_batch(self, keys: list[str]) -> list[torch.Tensor]:
         before, after = self._frame

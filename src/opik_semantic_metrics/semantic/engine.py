@@ -55,7 +55,7 @@ import torch
 from numpy.typing import NDArray
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
-from opik_semantic_metrics.batching.memory import HalvingBatchSize
+from opik_semantic_metrics.batching.forward import ForwardBatches, item_batcher, match_batch_size
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import (
@@ -66,6 +66,7 @@ from opik_semantic_metrics.inputs import (
     is_blank,
     item_name,
 )
+from opik_semantic_metrics.models.devices import resolve_device
 from opik_semantic_metrics.models.loading import load_encoder
 from opik_semantic_metrics.semantic.calibration import (
     DEFAULT_FOLDS,
@@ -208,7 +209,9 @@ class SemanticMatchEngine(EncodingMixin):
         dtype: Model weight type: float32 by default; ``"fast"`` is bfloat16 on GPUs and
             CPUs with native bf16 (float16 on older GPUs, float32 on other CPUs); any
             ``torch.dtype`` or its name.
-        batch_size: Most texts per forward pass and items per micro-batch.
+        batch_size: Most texts per forward pass on a CPU (on a GPU, up to
+            ``batch_size * 256`` padded tokens: ``batching/forward.py``), and most items in
+            the micro-batches of :meth:`score_one` at a time.
         cache: Where embeddings are kept; the process-wide cache by default.
         trust_remote_code: Allow models with code in their Hub repository.
 
@@ -267,10 +270,11 @@ class SemanticMatchEngine(EncodingMixin):
             raise ValueError(f"Expected `seed` to be a whole number of 0 or more, got {seed!r}.")
         self.seed = checked_seed
         self.batch_size = batch_size
-        # Halved where a batch runs out of memory, for every later call (batching/memory.py).
-        self._forward_batch_size = HalvingBatchSize(batch_size)
+        torch_device = resolve_device(device)
+        # Length-sorted, sized by device, halved on out of memory (batching/forward.py).
+        self.forward_batches = ForwardBatches(batch_size, torch_device)
         # The word level's greedy match halves on its own (its memory is not the encoder's).
-        self._match_batch_size = HalvingBatchSize(batch_size)
+        self._match_batch_size = match_batch_size(batch_size, torch_device)
         self.cache = cache if cache is not None else shared_cache()
         self.fixed_baseline: float | None = None
         if paragraph_baseline is not None:
@@ -289,8 +293,9 @@ class SemanticMatchEngine(EncodingMixin):
         self.pooling = read_pooling_config(self.encoder.location)
         self.max_length = self.pooling.max_seq_length or self.encoder.max_length
         self._read_vocabulary()
-        self._batcher: MicroBatcher[tuple[str, Reference], SemanticMatchResult] = MicroBatcher(
-            self._score_items, max_batch_size=batch_size
+        # Per-item calls: workers sharing a CPU's cores, one batch at a time on a GPU.
+        self._batcher: MicroBatcher[tuple[str, Reference], SemanticMatchResult] = item_batcher(
+            self._score_items, torch_device, batch_size
         )
 
     @property
