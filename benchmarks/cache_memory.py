@@ -36,7 +36,7 @@ import torch
 from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.bertscore.tokenize import EncodedText
 from opik_semantic_metrics.comet.models import SentenceEmbedding
-from opik_semantic_metrics.semantic.engine import TextEncoding
+from opik_semantic_metrics.semantic.results import TextEncoding
 
 KINDS = ("bertscore", "semantic", "comet")
 TEXT_LENGTHS = (50, 2000)

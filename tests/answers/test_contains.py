@@ -12,7 +12,8 @@ from opik_semantic_metrics.answers import tiers
 from opik_semantic_metrics.answers.abstentions import declines
 from opik_semantic_metrics.answers.contains import clauses
 from opik_semantic_metrics.answers.lists import split_plain_list
-from opik_semantic_metrics.answers.normalize import normal_forms, prepare, scale_named
+from opik_semantic_metrics.answers.normalize import normal_forms, prepare
+from opik_semantic_metrics.answers.numbers import scale_named
 from opik_semantic_metrics.answers.tiers import METHODS, TIERS, AnswerMatcher
 
 

@@ -8,10 +8,9 @@ from decimal import Decimal
 
 import pytest
 
-from opik_semantic_metrics.answers.normalize import (
-    CURRENCY_SIGNS,
+from opik_semantic_metrics.answers.normalize import CURRENCY_SIGNS, normal_forms
+from opik_semantic_metrics.answers.numbers import (
     find_single_number,
-    normal_forms,
     number_from_value,
     numbers_match,
     parse_number,

@@ -17,7 +17,7 @@ from opik_semantic_metrics import BERTScore
 from opik_semantic_metrics.batching import cpu_parallel
 from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.batching.lengths import length_batches
-from opik_semantic_metrics.bertscore import engine as engine_module
+from opik_semantic_metrics.bertscore import matching as matching_module
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 from opik_semantic_metrics.models.encoders import LoadedEncoder
 from opik_semantic_metrics.models.packed_linear import cpu_has_native_bf16
@@ -187,8 +187,8 @@ def test_out_of_memory_in_the_greedy_match_halves_its_batch(stsb_lists, monkeypa
         )
     )
     failures: list[int] = []
-    limited = failing_over(8, engine_module.greedy_match, failures)
-    monkeypatch.setattr(engine_module, "greedy_match", limited)
+    limited = failing_over(8, matching_module.greedy_match, failures)
+    monkeypatch.setattr(matching_module, "greedy_match", limited)
     engine = BERTScoreEngine(
         "all-MiniLM-L6-v2", device="cpu", batch_size=32, cache=EmbeddingCache()
     )

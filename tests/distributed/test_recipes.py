@@ -6,8 +6,9 @@ import pytest
 
 from opik_semantic_metrics import AnswerMatch, BERTScore, SemanticMatch
 from opik_semantic_metrics.distributed import plan_resources
+from opik_semantic_metrics.distributed.datasets import resolve_columns
 from opik_semantic_metrics.distributed.recipe import recipe_of
-from opik_semantic_metrics.distributed.scoring import resolve_columns, score_with_fallback
+from opik_semantic_metrics.distributed.scoring import score_with_fallback
 from opik_semantic_metrics.semantic.engine import RECIPE_SETTINGS
 
 

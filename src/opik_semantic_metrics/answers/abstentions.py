@@ -31,8 +31,32 @@ A sentence that merely holds a negation ("No, the company does not report Scope 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from opik_semantic_metrics.answers.normalize import normal_forms, prepare
+from opik_semantic_metrics.errors import shown
+
+#: Outputs that decline to answer (compared in normal form, as whole words).
+DEFAULT_ABSTENTIONS = (
+    "not answerable",
+    "unanswerable",
+    "cannot be answered",
+    "can not be answered",
+    "cannot answer",
+    "cannot be determined",
+    "can not be determined",
+    "cant be determined",
+    "cannot determine",
+    "fail to answer",
+    "failed to answer",
+    "not enough information",
+    "insufficient information",
+    "no answer",
+    "i dont know",
+    "not mentioned",
+)
+#: Longer outputs that mention an abstention phrase are answers, not abstentions.
+MAX_ABSTENTION_WORDS = 40
 
 _NEGATION = (
     r"(?:not|never|doesnt|dont|didnt|isnt|arent|wasnt|werent|cannot|cant|couldnt|wont"
@@ -136,3 +160,17 @@ def _sentence_declines(spaced: str) -> bool:
     if _DECLINING.search(spaced) is not None:
         return True
     return spaced.count(" ") < _SHORT_SENTENCE_WORDS and _DECLINING_WORD.search(spaced) is not None
+
+
+def checked_abstentions(abstentions: object) -> tuple[str, ...]:
+    """The abstention phrases as a tuple, each a non-empty string, at least one."""
+    if isinstance(abstentions, str) or not isinstance(abstentions, Iterable):
+        raise ValueError(
+            f"Expected `abstentions` to be a list of non-empty strings, got {shown(abstentions)}."
+        )
+    phrases = tuple(abstentions)  # once: a generator would be used up by the check
+    if not all(isinstance(phrase, str) and phrase.strip() for phrase in phrases):
+        raise ValueError("Expected `abstentions` to be a list of non-empty strings.")
+    if not phrases:
+        raise ValueError("Expected at least one abstention phrase.")
+    return phrases

@@ -42,14 +42,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from opik_semantic_metrics.answers.lists import split_plain_list
-from opik_semantic_metrics.answers.normalize import (
-    NormalForms,
-    ParsedNumber,
-    is_number_word,
-    normal_forms,
-    numbers_in_text,
-    prepare,
-)
+from opik_semantic_metrics.answers.normalize import NormalForms, normal_forms, prepare
+from opik_semantic_metrics.answers.numbers import ParsedNumber, is_number_word, numbers_in_text
 from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
 
 #: Outputs of at most this many words (or 4 times the gold's, if more) are searched.

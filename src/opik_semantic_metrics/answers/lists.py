@@ -7,7 +7,7 @@ characters, and brackets nested at most :data:`MAX_LIST_DEPTH` deep (CPython's p
 :mod:`json` recurse, so a text of 100,000 ``[`` would otherwise exhaust the stack). The
 result must be a list or tuple of strings, numbers, booleans, ``None`` or such lists, at
 most :data:`MAX_LIST_ITEMS` values in all, and no int of more than
-:data:`~opik_semantic_metrics.answers.normalize.MAX_DIGITS` digits. A text that fails a
+:data:`~opik_semantic_metrics.answers.numbers.MAX_DIGITS` digits. A text that fails a
 check is reported with the reason (``too_long``, ``too_deep``, ``too_many_items``,
 ``too_many_digits``, ``malformed``, ``not_a_list``) and compared as text instead.
 
@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Union
 
-from opik_semantic_metrics.answers.normalize import MAX_DIGITS
+from opik_semantic_metrics.answers.numbers import MAX_DIGITS
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import check_text
 

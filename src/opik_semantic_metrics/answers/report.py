@@ -32,7 +32,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from opik_semantic_metrics.answers.tiers import METHODS, TIERS, AnswerMatcher, check_answer_format
+from opik_semantic_metrics.answers.reading import check_answer_format
+from opik_semantic_metrics.answers.tiers import METHODS, TIERS, AnswerMatcher
 from opik_semantic_metrics.compare.experiments import item_order
 from opik_semantic_metrics.errors import InputError, ScorerError, shown
 from opik_semantic_metrics.report.tables import Table

@@ -41,251 +41,57 @@ that matches decides; its name is the result's ``method``:
    one side is negated (``not``, ``no``, ``never``, ``without``...), or when a number in
    the gold is missing from the output (``"Scope 1"`` against ``"Scope 2"``).
 
-Bad input (the engine's contract; the Opik metric turns :class:`InputError` into
-``MetricComputationError``):
-
-- ``output`` ``None``, NaN or an infinity: no answer, so no match (a defined 0, flagged
-  ``output_missing`` or ``output_not_finite``), never an error: a missing answer is a
-  wrong answer and must stay in an accuracy's denominator.
-- ``reference`` ``None`` or NaN: the gold is "not answerable" (the MMESGBench answer
-  analysis's convention for ``None``; pandas reads an empty cell as NaN). An infinite
-  ``reference``: InputError.
-- ints and floats: numbers. ``82`` matches ``"82%"`` and ``"82.0"`` (tier 3) and
-  ``"82"`` (tier 1, through its text); booleans are the texts ``True`` and ``False``.
-- Python lists and tuples: list answers, within the bounds of
-  :mod:`~opik_semantic_metrics.answers.lists` (InputError beyond them).
-- NumPy scalars and arrays and PyTorch tensors (what a task computing with them, or a
-  pandas row, hands over): read as the Python values their ``tolist()`` gives.
-- any other type (dict, set, bytes, objects): InputError naming the type; an
-  ``answer_format`` outside :data:`ANSWER_FORMATS`: InputError.
-- texts of any length: tiers 1-6 are linear; list and number reading stop early on
-  long texts.
 """
 
 from __future__ import annotations
 
-import bisect
-import functools
-import math
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import ClassVar, Literal
 
-from opik_semantic_metrics.answers.abstentions import declines
+from opik_semantic_metrics.answers.abstentions import DEFAULT_ABSTENTIONS as DEFAULT_ABSTENTIONS
+from opik_semantic_metrics.answers.abstentions import (
+    MAX_ABSTENTION_WORDS,
+    checked_abstentions,
+    declines,
+)
 from opik_semantic_metrics.answers.contains import (
-    NEGATIONS,
     find_gold,
     gold_is_searchable,
     number_negated,
     unit_as_gold,
 )
-from opik_semantic_metrics.answers.lists import (
-    ListItem,
-    items_from_value,
-    looks_like_list,
-    python_value,
-    read_list_literal,
-    split_plain_list,
-)
-from opik_semantic_metrics.answers.normalize import (
-    MAX_DIGITS,
-    NormalForms,
+from opik_semantic_metrics.answers.list_order import count_matched, order_matters
+from opik_semantic_metrics.answers.lists import python_value
+from opik_semantic_metrics.answers.normalize import normal_forms
+from opik_semantic_metrics.answers.numbers import (
     ParsedNumber,
     find_single_number,
-    normal_forms,
-    number_from_value,
     numbers_match,
-    parse_number,
-    prepare,
     scale_named,
 )
-from opik_semantic_metrics.errors import InputError, ScorerError, shown
-from opik_semantic_metrics.inputs import (
-    check_flag,
-    check_non_negative_number,
-    check_text,
-    is_blank,
-    is_empty_cell,
-    is_finite_number,
+from opik_semantic_metrics.answers.reading import ANSWER_FORMATS as ANSWER_FORMATS
+from opik_semantic_metrics.answers.reading import (
+    Answer,
+    Element,
+    is_missing_reference,
+    list_readings,
+    missing_output_flag,
+    read_answer,
 )
+from opik_semantic_metrics.answers.reading import check_answer_format as check_answer_format
+from opik_semantic_metrics.answers.results import Case, Method, Outcome
+from opik_semantic_metrics.answers.results import MatchResult as MatchResult
+from opik_semantic_metrics.answers.similarity import DIGIT_RUN, negated, semantic_score
+from opik_semantic_metrics.answers.similarity import KEYWORDS as KEYWORDS
+from opik_semantic_metrics.answers.similarity import SemanticScorer as SemanticScorer
+from opik_semantic_metrics.answers.similarity import keyword_coverage as keyword_coverage
+from opik_semantic_metrics.errors import shown
+from opik_semantic_metrics.inputs import check_flag, check_non_negative_number, is_finite_number
 
-Method = Literal[
-    "exact", "normalized", "contains", "numeric", "list", "not_answerable", "semantic", "no_match"
-]
 #: Tiers that find the gold answer in the output: an output they match is an answer.
 _ANSWERING_TIERS = frozenset({"exact", "normalized", "contains", "numeric", "list"})
-#: Answer formats, as MMESGBench writes them; matched case-insensitively, ``None`` = unknown.
-ANSWER_FORMATS = ("Str", "Int", "Float", "List", "None")
-#: Outputs that decline to answer (compared in normal form, as whole words).
-DEFAULT_ABSTENTIONS = (
-    "not answerable",
-    "unanswerable",
-    "cannot be answered",
-    "can not be answered",
-    "cannot answer",
-    "cannot be determined",
-    "can not be determined",
-    "cant be determined",
-    "cannot determine",
-    "fail to answer",
-    "failed to answer",
-    "not enough information",
-    "insufficient information",
-    "no answer",
-    "i dont know",
-    "not mentioned",
-)
-#: Longer outputs that mention an abstention phrase are answers, not abstentions.
-MAX_ABSTENTION_WORDS = 40
-#: Words of a question that make a list's order matter (the MMESGBench answer analysis's
-#: list, inflected).
-ORDER_WORDS = (
-    "first",
-    "last",
-    "order",
-    "ordered",
-    "ordering",
-    "sequence",
-    "sequential",
-    "rank",
-    "ranked",
-    "ranking",
-    "top",
-    "ascending",
-    "descending",
-    "chronological",
-    "chronologically",
-)
-#: A number in a normal form, alone or inside a word ("scope1", "q2").
-_DIGIT_RUN = re.compile(r"\d+(?:\.\d+)?")
-#: The semantic tier's model-free mode.
-KEYWORDS = "keywords"
-#: Keyword coverage counts the gold's words at least this long, i.e. longer than 3
-#: characters (the MMESGBench answer analysis's rule).
-KEYWORD_MIN_LENGTH = 4
-_ORDER_PATTERN = re.compile(r"\b(?:" + "|".join(ORDER_WORDS) + r")\b")
-_NOT_ABOUT_ORDER = re.compile(r"\bin order (?:to|for|that)\b")
-
-#: ``(output, reference) -> score``, or ``None`` where the scorer cannot judge the pair
-#: (its model reads a word of either text only as unknown).
-SemanticScorer = Callable[[str, str], float | None]
-
-
-@dataclass(frozen=True)
-class MatchResult:
-    """Whether an output matches its gold answer, by which tier, and why.
-
-    Attributes:
-        matched: The output is a correct answer.
-        method: The tier that matched (one of :data:`TIERS`), or ``"no_match"``.
-        reason: A sentence a person can read.
-        output_normalized, reference_normalized: The texts in normal form (joined form;
-            ``""`` for a missing output or a ``None`` gold).
-        output_number, reference_number: The numbers read, as text, or ``None``.
-        ordered: Whether list order counted, when lists were compared; else ``None``.
-        semantic_score: The semantic tier's score, when it ran.
-        output_abstained: The output declines to answer.
-        gold_not_answerable: The gold answer is "not answerable".
-        flags: Other facts: ``output_missing``, ``output_not_finite``,
-            ``list_too_long``, ``list_too_deep``, ``list_too_many_items``,
-            ``negation_mismatch``, ``gold_number_missing``, ``output_number_extra``.
-    """
-
-    matched: bool
-    method: Method
-    reason: str
-    output_normalized: str
-    reference_normalized: str
-    output_number: str | None = None
-    reference_number: str | None = None
-    ordered: bool | None = None
-    semantic_score: float | None = None
-    output_abstained: bool = False
-    gold_not_answerable: bool = False
-    flags: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class _Element:
-    """A list element read once: its text, normal forms, number, or nested elements."""
-
-    text: str
-    forms: NormalForms
-    number: ParsedNumber | None
-    nested: tuple[_Element, ...] | None = None
-
-
-class _Answer:
-    """One side of a comparison, read once; the normal forms only when a tier needs them."""
-
-    def __init__(
-        self,
-        text: str,
-        number: ParsedNumber | None,
-        items: tuple[ListItem, ...] | None = None,
-        list_like: bool = False,
-        list_problem: str | None = None,
-    ) -> None:
-        self.text = text
-        self.number = number
-        self.items = items
-        self.list_like = list_like
-        self.list_problem = list_problem
-
-    @functools.cached_property
-    def forms(self) -> NormalForms:
-        return normal_forms(self.text)
-
-
-@dataclass
-class _Case:
-    """One comparison as the tiers see it: both sides read once, and what they found."""
-
-    answer: _Answer
-    gold: _Answer | None
-    answer_format: str | None
-    question: str | None
-    abstained: bool
-    gold_not_answerable: bool
-    outcome: _Outcome
-
-
-@dataclass
-class _Outcome:
-    """What the tiers found, gathered as they run."""
-
-    notes: list[str] = field(default_factory=list)
-    flags: list[str] = field(default_factory=list)
-    ordered: bool | None = None
-    semantic_score: float | None = None
-    #: The number an Int or Float output given as a sentence was read as.
-    sentence_number: ParsedNumber | None = None
-
-
-def _semantic_score(scorer: SemanticScorer, output: str, reference: str) -> float | None:
-    """The caller's scorer on two texts: a finite score, or ``None`` where it cannot
-    read them.
-
-    Raises:
-        ScorerError: The scorer raised (its exception is the cause), or returned
-            something that is not a finite number.
-    """
-    name = getattr(scorer, "__name__", type(scorer).__name__)
-    try:
-        score = scorer(output, reference)
-    except ScorerError:
-        raise
-    except Exception as error:  # a caller's scorer may raise anything
-        raise ScorerError(
-            f"the semantic scorer {name} failed: {type(error).__name__}: {error}"
-        ) from error
-    if score is not None and not is_finite_number(score):
-        raise ScorerError(
-            f"the semantic scorer {name} returned {shown(score)}, not a finite score."
-        )
-    return None if score is None else float(score)
 
 
 class AnswerMatcher:
@@ -348,7 +154,7 @@ class AnswerMatcher:
                 )
         self.ordered = None if ordered is None else check_flag(ordered, "ordered")
         self.percent_as_fraction = check_flag(percent_as_fraction, "percent_as_fraction")
-        self.abstentions = _checked_abstentions(abstentions)
+        self.abstentions = checked_abstentions(abstentions)
         self.abstention_patterns = check_flag(abstention_patterns, "abstention_patterns")
         phrases = sorted({normal_forms(phrase).spaced for phrase in self.abstentions}, key=len)
         if "" in phrases:
@@ -422,16 +228,16 @@ class AnswerMatcher:
         """
         answer_format = check_answer_format(answer_format)
         output, reference = python_value(output), python_value(reference)
-        gold = None if _is_missing(reference) else _read_answer(reference, "reference")
+        gold = None if is_missing_reference(reference) else read_answer(reference, "reference")
         # The "None" format is MMESGBench's mark of a question with no answer, whatever
         # its gold cell holds ("None", "Not answerable", or left empty).
         gold_not_answerable = (
             gold is None or answer_format == "None" or self._is_abstention_phrase(gold)
         )
-        outcome = _Outcome()
+        outcome = Outcome()
         if gold_not_answerable:
             outcome.flags.append("gold_not_answerable")
-        missing_output = _missing_output_flag(output)
+        missing_output = missing_output_flag(output)
         if missing_output is not None:
             outcome.flags.append(missing_output)
             what = "None" if output is None else repr(output)
@@ -445,13 +251,13 @@ class AnswerMatcher:
                 outcome,
                 gold_not_answerable=gold_not_answerable,
             )
-        answer = _read_answer(output, "output")
+        answer = read_answer(output, "output")
         # An exact match has the gold's text: its normal forms are already known.
         exact = gold is not None and answer.text == gold.text
         abstained = self._abstains(gold if exact and gold is not None else answer)
         if abstained:
             outcome.flags.append("output_abstained")
-        case = _Case(answer, gold, answer_format, question, abstained, gold_not_answerable, outcome)
+        case = Case(answer, gold, answer_format, question, abstained, gold_not_answerable, outcome)
         for method, tier in self._TIER_TABLE:
             found = tier(self, case)
             if found is None:
@@ -471,12 +277,12 @@ class AnswerMatcher:
 
     # --- tiers, in the order of _TIER_TABLE: each returns its reason when it matches ------
 
-    def _exact_tier(self, case: _Case) -> str | None:
+    def _exact_tier(self, case: Case) -> str | None:
         if case.gold is None or case.answer.text != case.gold.text:
             return None
         return "Exact match (surrounding whitespace ignored)."
 
-    def _normalized_tier(self, case: _Case) -> str | None:
+    def _normalized_tier(self, case: Case) -> str | None:
         answer, gold = case.answer, case.gold
         # Lists that were read are compared item by item (the list tier): their texts in
         # normal form would equate ['a b'] with ['a', 'b'].
@@ -489,7 +295,7 @@ class AnswerMatcher:
             f"{_quote(gold.forms.joined)}."
         )
 
-    def _contains_tier(self, case: _Case) -> str | None:
+    def _contains_tier(self, case: Case) -> str | None:
         answer, gold = case.answer, case.gold
         if gold is None or case.gold_not_answerable or case.answer_format == "List":
             return None
@@ -518,7 +324,7 @@ class AnswerMatcher:
             case.outcome.notes.append(found.note)
         return None
 
-    def _numeric_tier(self, case: _Case) -> str | None:
+    def _numeric_tier(self, case: Case) -> str | None:
         answer, gold, outcome = case.answer, case.gold, case.outcome
         if gold is None or gold.number is None:
             return None
@@ -547,7 +353,7 @@ class AnswerMatcher:
         )
         return None
 
-    def _list_tier(self, case: _Case) -> str | None:
+    def _list_tier(self, case: Case) -> str | None:
         answer, gold, outcome = case.answer, case.gold, case.outcome
         if gold is None:
             return None
@@ -556,12 +362,12 @@ class AnswerMatcher:
         for side in (answer, gold):
             if side.list_problem in ("too_long", "too_deep", "too_many_items"):
                 outcome.flags.append(f"list_{side.list_problem}")
-        answer_readings = _list_readings(answer)
-        gold_readings = _list_readings(gold)
+        answer_readings = list_readings(answer)
+        gold_readings = list_readings(gold)
         if not answer_readings or not gold_readings:
             outcome.notes.append("a list could not be read")
             return None
-        ordered = self.ordered if self.ordered is not None else _order_matters(case.question)
+        ordered = self.ordered if self.ordered is not None else order_matters(case.question)
         outcome.ordered = ordered
         best_found = 0
         for gold_items in gold_readings:
@@ -579,7 +385,7 @@ class AnswerMatcher:
         )
         return None
 
-    def _not_answerable_tier(self, case: _Case) -> str | None:
+    def _not_answerable_tier(self, case: Case) -> str | None:
         if not (case.gold_not_answerable and case.abstained):
             return None
         return (
@@ -587,7 +393,7 @@ class AnswerMatcher:
             f"({_quote(case.answer.text)})."
         )
 
-    def _semantic_tier(self, case: _Case) -> str | None:
+    def _semantic_tier(self, case: Case) -> str | None:
         answer, gold, outcome = case.answer, case.gold, case.outcome
         semantic = self.semantic
         if semantic is None or case.abstained or case.gold_not_answerable or gold is None:
@@ -598,7 +404,7 @@ class AnswerMatcher:
             return None
         answer_words = answer.forms.spaced.split()
         gold_words = gold.forms.spaced.split()
-        if _negated(answer_words) != _negated(gold_words):
+        if negated(answer_words) != negated(gold_words):
             outcome.flags.append("negation_mismatch")
             outcome.notes.append("one answer is negated and the other is not")
             return None
@@ -607,8 +413,8 @@ class AnswerMatcher:
             outcome.notes.append("a gold of single letters is matched exactly or not at all")
             return None
         # Digits inside words count ("SSP1", "Q2"): embeddings barely tell them apart.
-        gold_numbers = set(_DIGIT_RUN.findall(gold.forms.spaced))
-        answer_numbers = set(_DIGIT_RUN.findall(answer.forms.spaced))
+        gold_numbers = set(DIGIT_RUN.findall(gold.forms.spaced))
+        answer_numbers = set(DIGIT_RUN.findall(answer.forms.spaced))
         missing = gold_numbers - answer_numbers
         if missing:
             outcome.flags.append("gold_number_missing")
@@ -626,7 +432,7 @@ class AnswerMatcher:
                 return None
             kind = "keyword coverage"
         else:
-            score = _semantic_score(semantic, answer.text, gold.text)
+            score = semantic_score(semantic, answer.text, gold.text)
             if score is None:
                 outcome.flags.append("semantic_unreadable")
                 outcome.notes.append("the semantic scorer cannot read a word of the texts")
@@ -642,7 +448,7 @@ class AnswerMatcher:
     #: The tiers, in the order they are tried: the first that returns a reason decides,
     #: and its name is the result's ``method``.
     _TIER_TABLE: ClassVar[
-        tuple[tuple[Method, Callable[[AnswerMatcher, _Case], str | None]], ...]
+        tuple[tuple[Method, Callable[[AnswerMatcher, Case], str | None]], ...]
     ] = (
         ("exact", _exact_tier),
         ("normalized", _normalized_tier),
@@ -656,13 +462,13 @@ class AnswerMatcher:
     # --- helpers --------------------------------------------------------------------
 
     def _count_matched(
-        self, answer_items: Sequence[_Element], gold_items: Sequence[_Element], ordered: bool
+        self, answer_items: Sequence[Element], gold_items: Sequence[Element], ordered: bool
     ) -> int:
-        return _count_matched(
+        return count_matched(
             answer_items, gold_items, ordered, lambda a, g: self._elements_equal(a, g, ordered)
         )
 
-    def _elements_equal(self, first: _Element, second: _Element, ordered: bool) -> bool:
+    def _elements_equal(self, first: Element, second: Element, ordered: bool) -> bool:
         """Tiers 1-3 on two list elements; nested lists compare as lists (same order rule)."""
         if first.nested is not None or second.nested is not None:
             if first.nested is None or second.nested is None:
@@ -689,7 +495,7 @@ class AnswerMatcher:
             scale=scale,
         )
 
-    def _case_result(self, matched: bool, method: Method, reason: str, case: _Case) -> MatchResult:
+    def _case_result(self, matched: bool, method: Method, reason: str, case: Case) -> MatchResult:
         return self._result(
             matched,
             method,
@@ -701,13 +507,13 @@ class AnswerMatcher:
             gold_not_answerable=case.gold_not_answerable,
         )
 
-    def _is_abstention_phrase(self, answer: _Answer) -> bool:
+    def _is_abstention_phrase(self, answer: Answer) -> bool:
         return (
             answer.forms.spaced in self._abstention_set
             or answer.forms.joined in self._abstention_set
         )
 
-    def _abstains(self, answer: _Answer) -> bool:
+    def _abstains(self, answer: Answer) -> bool:
         spaced = answer.forms.spaced
         if spaced.count(" ") >= MAX_ABSTENTION_WORDS:
             return False
@@ -726,9 +532,9 @@ class AnswerMatcher:
         matched: bool,
         method: Method,
         reason: str,
-        answer: _Answer | None,
-        gold: _Answer | None,
-        outcome: _Outcome,
+        answer: Answer | None,
+        gold: Answer | None,
+        outcome: Outcome,
         *,
         output_abstained: bool = False,
         gold_not_answerable: bool = False,
@@ -756,193 +562,12 @@ TIERS: tuple[Method, ...] = tuple(method for method, _ in AnswerMatcher._TIER_TA
 METHODS: tuple[Method, ...] = (*TIERS, "no_match")
 
 
-# --- reading answers -------------------------------------------------------------------
-
-
-def check_answer_format(answer_format: object) -> str | None:
-    """The canonical spelling of an answer format (an empty cell, blank text: unknown).
-
-    An empty cell (``None``, NaN, pandas' ``NA``) counts as unknown because pandas reads
-    one as NaN or ``NA`` (and, by default, the text ``"None"`` as NaN too: read such a
-    column with ``keep_default_na=False`` to keep MMESGBench's ``None`` format).
-
-    Raises:
-        InputError: Not one of :data:`ANSWER_FORMATS` (case-insensitively).
-
-    Example:
-        >>> check_answer_format("float"), check_answer_format(None)
-        ('Float', None)
-    """
-    if is_empty_cell(answer_format) or _is_blank(answer_format):
-        return None
-    if isinstance(answer_format, str):
-        for known in ANSWER_FORMATS:
-            if answer_format.strip().lower() == known.lower():
-                return known
-    raise InputError(
-        f"Expected `answer_format` to be one of {', '.join(ANSWER_FORMATS)} (the string "
-        f"'None': not answerable), or Python's None for unknown, got {shown(answer_format, 60)}."
-    )
-
-
-def _is_missing(reference: object) -> bool:
-    """An empty cell or blank text: no gold answer, so the question is not answerable."""
-    if isinstance(reference, float) and math.isinf(reference):
-        raise InputError(f"Expected a gold answer, got the number {reference}.")
-    return is_empty_cell(reference) or _is_blank(reference)
-
-
-def _missing_output_flag(output: object) -> str | None:
-    """Why there is no answer to compare, if there is none: an empty cell or blank text
-    (``output_missing``), NaN or an infinity (``output_not_finite``)."""
-    if isinstance(output, float):
-        return None if is_finite_number(output) else "output_not_finite"
-    if is_empty_cell(output) or _is_blank(output):
-        return "output_missing"
-    return None
-
-
-def _is_blank(value: object) -> bool:
-    return isinstance(value, str) and is_blank(value)
-
-
-def _read_answer(value: object, side: str) -> _Answer:
-    """Read one side once: text, normal forms, whole-text number, list literal."""
-    if isinstance(value, bool):
-        value = str(value)
-    if isinstance(value, str):
-        # Checked as every metric checks a text (an unpaired surrogate is an error).
-        text = check_text(value, f"the {side}").strip()
-        number = parse_number(text)
-        if not looks_like_list(text):
-            return _Answer(text, number)
-        reading = read_list_literal(text)
-        return _Answer(text, number, reading.items, True, reading.problem)
-    if isinstance(value, int | float):
-        number = number_from_value(value)
-        if number is None:
-            raise InputError(f"Expected the {side} to be a number of at most {MAX_DIGITS} digits.")
-        return _Answer(repr(value), number)
-    if isinstance(value, list | tuple):
-        items = items_from_value(value)
-        # Written from the Python values read: NumPy 2 writes numpy.float64(0.5) in a list
-        # as "np.float64(0.5)", NumPy 1 as "0.5".
-        return _Answer(repr(_as_lists(items)), None, items, list_like=True)
-    raise InputError(
-        f"Expected the {side} to be a string, a number, a list or None, got {type(value).__name__}."
-    )
-
-
-def _as_lists(items: tuple[ListItem, ...]) -> list[object]:
-    return [_as_lists(item) if isinstance(item, tuple) else item for item in items]
-
-
-def _element(item: ListItem) -> _Element:
-    if isinstance(item, tuple):
-        return _Element(repr(item), NormalForms("", ""), None, tuple(_element(i) for i in item))
-    if isinstance(item, bool) or item is None:
-        text = str(item)
-        return _Element(text, normal_forms(text), None)
-    if isinstance(item, int | float):
-        # An int is an exact answer, finite past a float's range too: number_from_value
-        # reads ints itself (None past MAX_DIGITS digits).
-        finite = isinstance(item, int) or is_finite_number(item)
-        number = number_from_value(item) if finite else None
-        text = repr(item)
-        return _Element(text, normal_forms(text), number)
-    text = item.strip()
-    return _Element(text, normal_forms(text), parse_number(text))
-
-
-def _list_readings(answer: _Answer) -> tuple[tuple[_Element, ...], ...]:
-    """The ways one side reads as a list (none when it cannot be read)."""
-    if answer.items is not None:
-        return (tuple(_element(item) for item in answer.items),)
-    if answer.list_problem in ("too_long", "too_deep", "too_many_items"):
-        return ()
-    text = answer.text[1:-1] if answer.list_like else answer.text
-    return tuple(tuple(_element(item) for item in reading) for reading in split_plain_list(text))
-
-
-def _count_matched(
-    answer_items: Sequence[_Element],
-    gold_items: Sequence[_Element],
-    ordered: bool,
-    equal: Callable[[_Element, _Element], bool],
-) -> int:
-    """How many gold items the output matches: position by position when ordered,
-    else a maximum one-to-one matching (augmenting paths, as tolerance makes
-    "matches" a relation that need not be transitive)."""
-    if ordered:
-        return sum(equal(a, g) for a, g in zip(answer_items, gold_items, strict=False))
-    partners = [[index for index, a in enumerate(answer_items) if equal(a, g)] for g in gold_items]
-    owner: dict[int, int] = {}
-
-    def assign(gold_index: int, seen: set[int]) -> bool:
-        for answer_index in partners[gold_index]:
-            if answer_index in seen:
-                continue
-            seen.add(answer_index)
-            if answer_index not in owner or assign(owner[answer_index], seen):
-                owner[answer_index] = gold_index
-                return True
-        return False
-
-    return sum(assign(gold_index, set()) for gold_index in range(len(gold_items)))
-
-
-def _order_matters(question: str | None) -> bool:
-    if not isinstance(question, str):
-        return False
-    text = _NOT_ABOUT_ORDER.sub(" ", prepare(question))
-    return _ORDER_PATTERN.search(text) is not None
-
-
-def _negated(words: Sequence[str]) -> bool:
-    return any(word in NEGATIONS for word in words)
-
-
-def keyword_coverage(output_words: Sequence[str], gold_words: Sequence[str]) -> float | None:
-    """Share of the gold's distinct words longer than 3 characters that begin an output
-    word (so ``"report"`` is found in ``"reports"``); ``None`` when the gold has none.
-
-    Both sides are words of the normal form (spaced).
-
-    Example:
-        >>> keyword_coverage("sellers report scope 1".split(), "seller reports scope 1".split())
-        0.6666666666666666
-    """
-    keywords = {word for word in gold_words if len(word) >= KEYWORD_MIN_LENGTH}
-    if not keywords:
-        return None
-    vocabulary = sorted(set(output_words))
-    found = 0
-    for keyword in keywords:
-        position = bisect.bisect_left(vocabulary, keyword)
-        found += position < len(vocabulary) and vocabulary[position].startswith(keyword)
-    return found / len(keywords)
-
-
-def _number_text(answer: _Answer | None) -> str | None:
+def _number_text(answer: Answer | None) -> str | None:
     return None if answer is None or answer.number is None else str(answer.number)
 
 
 def _quote(text: str, limit: int = 80) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
-
-
-def _checked_abstentions(abstentions: object) -> tuple[str, ...]:
-    """The abstention phrases as a tuple, each a non-empty string, at least one."""
-    if isinstance(abstentions, str) or not isinstance(abstentions, Iterable):
-        raise ValueError(
-            f"Expected `abstentions` to be a list of non-empty strings, got {shown(abstentions)}."
-        )
-    phrases = tuple(abstentions)  # once: a generator would be used up by the check
-    if not all(isinstance(phrase, str) and phrase.strip() for phrase in phrases):
-        raise ValueError("Expected `abstentions` to be a list of non-empty strings.")
-    if not phrases:
-        raise ValueError("Expected at least one abstention phrase.")
-    return phrases
 
 
 def _check_tolerance(name: str, value: object) -> Decimal:

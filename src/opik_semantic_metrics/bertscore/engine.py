@@ -9,33 +9,32 @@ float32 rounding, however the pairs are batched.
 from __future__ import annotations
 
 import functools
-import itertools
 import logging
-from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 import transformers
-from torch.nn.utils.rnn import pad_sequence
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
 from opik_semantic_metrics.batching.cpu_parallel import (
-    map_longest_first,
     side_by_side_workers,
     use_threads,
 )
-from opik_semantic_metrics.batching.lengths import padded_batch
 from opik_semantic_metrics.batching.memory import HalvingBatchSize
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
+from opik_semantic_metrics.bertscore.all_layers import AllLayersMixin
 from opik_semantic_metrics.bertscore.baseline import (
     Baseline,
-    compute_baseline,
     packaged_baseline_path,
     read_baseline,
 )
-from opik_semantic_metrics.bertscore.greedy import GreedyMatch, greedy_match
-from opik_semantic_metrics.bertscore.idf import IdfTable, fit_idf, uniform_weights
+from opik_semantic_metrics.bertscore.embedding import Reference as Reference
+from opik_semantic_metrics.bertscore.embedding import TextEmbedding
+from opik_semantic_metrics.bertscore.idf import IdfTable, fit_idf
+from opik_semantic_metrics.bertscore.matching import best_reference_index, match_pairs
+from opik_semantic_metrics.bertscore.results import BERTScoreResult as BERTScoreResult
+from opik_semantic_metrics.bertscore.results import TokenMatch as TokenMatch
 from opik_semantic_metrics.bertscore.tokenize import EncodedText, TextEncoder
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import (
@@ -49,8 +48,7 @@ from opik_semantic_metrics.inputs import (
 )
 from opik_semantic_metrics.models.devices import resolve_device, resolve_dtype
 from opik_semantic_metrics.models.encoders import LoadedEncoder
-from opik_semantic_metrics.models.layers import checked_layer, hidden_size
-from opik_semantic_metrics.models.loading import load_encoder
+from opik_semantic_metrics.models.layers import checked_layer
 from opik_semantic_metrics.models.registry import bertscore_layer, default_model_for_lang
 from opik_semantic_metrics.models.sources import (
     ModelSource,
@@ -67,93 +65,10 @@ FAITHFUL_TO_BERT_SCORE = "0.3.13"
 #: bert_score prints for the same settings, which is what a reproducibility hash is for.
 BERT_SCORE_HASH_VERSION = "0.3.12"
 
-Reference = str | Sequence[str]
 
 #: Fewest items a batcher worker's batches are sized for: more workers would each form
 #: batches too small to pay (``docs/design/micro-batching.md``).
 _ITEMS_PER_WORKER = 8
-
-
-@dataclass(frozen=True)
-class TokenMatch:
-    """One candidate token and the reference token it matched best.
-
-    Attributes:
-        candidate_token, reference_token: Readable token strings.
-        similarity: Their cosine similarity (raw, not rescaled).
-    """
-
-    candidate_token: str
-    reference_token: str
-    similarity: float
-
-
-@dataclass(frozen=True)
-class BERTScoreResult:
-    """BERTScore of one candidate against its reference(s).
-
-    With several references each of P, R and F1 is the maximum over the references
-    (bert_score's rule), so the three may come from different references.
-
-    Attributes:
-        precision, recall, f1: The scores (rescaled when the engine rescales).
-        candidate_truncated: The candidate was longer than the model's limit and was cut.
-        reference_truncated: At least one reference was cut.
-        candidate_empty: The candidate had no tokens (scores are 0).
-        reference_empty: The best-F1 reference had no tokens (scores are 0).
-        opposite_signs: Against the best-F1 reference, the raw P and R had opposite signs,
-            so its raw F1 is 0 where bert_score's ``2PR / (P + R)`` is unbounded
-            (``greedy.py``).
-        best_reference: Index of the reference with the highest F1.
-        candidate_unknown_tokens, reference_unknown_tokens: How many tokens of the
-            candidate and of the best-F1 reference the tokenizer could only read as its
-            unknown token (``[UNK]``): the model cannot tell such words apart.
-        best_match, worst_match: The candidate's best- and worst-matched tokens against
-            the best reference; ``None`` when the candidate or that reference is empty, or
-            when every candidate token weighs 0 under idf.
-    """
-
-    precision: float
-    recall: float
-    f1: float
-    candidate_truncated: bool
-    reference_truncated: bool
-    candidate_empty: bool
-    reference_empty: bool
-    opposite_signs: bool
-    best_reference: int
-    candidate_unknown_tokens: int
-    reference_unknown_tokens: int
-    best_match: TokenMatch | None
-    worst_match: TokenMatch | None
-
-
-@dataclass(frozen=True)
-class _TextEmbedding:
-    """A text's token ids, L2-normalised token embeddings ``(length, dim)`` and weights."""
-
-    encoded: EncodedText
-    embeddings: torch.Tensor
-    weights: torch.Tensor
-
-
-#: One pair's greedy match: its (P, R, F1), whether P and R have opposite signs, and each
-#: candidate token's best similarity and the reference token it matched.
-_PairMatch = tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor]]
-
-
-def _best_reference(
-    group_scores: torch.Tensor, group: Sequence[str], embedded: dict[str, _TextEmbedding]
-) -> int:
-    """The place of the reference with the best F1, the one a result explains.
-
-    An empty reference's F1 is 0 by bert_score's rule, and so is that of a pair whose P
-    and R have opposite signs: of references tied at the best F1, a non-empty one is
-    explained (the per-column maxima hold its R or P), whatever their order.
-    """
-    f1 = torch.nan_to_num(group_scores[:, 2], nan=-torch.inf)
-    tied = (f1 == f1.max()).nonzero().flatten().tolist()
-    return next((i for i in tied if not embedded[group[i]].encoded.empty), tied[0])
 
 
 def _check_asked_together(
@@ -194,7 +109,7 @@ def _resolved_model(
     return model, lang, source, num_layers
 
 
-class BERTScoreEngine:
+class BERTScoreEngine(AllLayersMixin):
     """BERTScore with a model loaded once and shared.
 
     Args:
@@ -351,25 +266,6 @@ class BERTScoreEngine:
                 "(make one with `BERTScoreEngine.compute_baseline`)."
             ) from error
 
-    # -- loading -----------------------------------------------------------------------
-
-    @property
-    def encoder(self) -> LoadedEncoder:
-        """The shared model and tokenizer, loaded on first use."""
-        if self._encoder is None:
-            self._encoder = load_encoder(**self._load_args)  # type: ignore[arg-type]
-        return self._encoder
-
-    @property
-    def text_encoder(self) -> TextEncoder:
-        """bert_score-faithful tokenization for this model."""
-        if self._text_encoder is None:
-            encoder = self.encoder
-            self._text_encoder = TextEncoder(
-                encoder.tokenizer, encoder.max_length, encoder.tokenizer_lock
-            )
-        return self._text_encoder
-
     @property
     def hash(self) -> str:
         """Reproducibility hash in bert_score's format (``get_hash``)."""
@@ -418,156 +314,6 @@ class BERTScoreEngine:
         self.idf_table = fit_idf(encoded.ids for encoded in self.text_encoder.encode_many(corpus))
         return self.idf_table
 
-    def _check_idf_fitted(self) -> None:
-        if self.idf and self.idf_table is None:
-            raise InputError(
-                "idf weights are not fitted: call `fit_idf(references)` on your dataset's "
-                "references first (idf is a corpus-level statistic, never fitted per item)."
-            )
-
-    def _weights(self, encoded: Sequence[EncodedText]) -> list[torch.Tensor]:
-        """Token weights of each text, looked up for all their tokens at once."""
-        self._check_idf_fitted()
-        if not encoded:
-            return []
-        ids = torch.tensor(list(itertools.chain.from_iterable(item.ids for item in encoded)))
-        if self.idf_table is not None and self.idf:
-            weights = self.idf_table.weigh(ids)
-        else:
-            tokenizer = self.encoder.tokenizer
-            # bert_score zeroes exactly these two ids when idf is off (GPT-2 has neither).
-            special = [tokenizer.cls_token_id, tokenizer.sep_token_id]
-            weights = uniform_weights(ids, [token for token in special if token is not None])
-        return list(weights.split([len(item.ids) for item in encoded]))
-
-    # -- embeddings --------------------------------------------------------------------
-
-    @property
-    def _cache_namespace(self) -> tuple[Hashable, str]:
-        return (self.encoder.cache_key, "bertscore-token-embeddings")
-
-    def prepare(self, references: Sequence[Reference]) -> int:
-        """Encode a dataset's references into the embedding cache before scoring it.
-
-        One pass over the whole list, in length-sorted batches, so that scoring its
-        items (per item from Opik's threads, or in lists) encodes only their candidates:
-        a few items at a time make small batches, the whole list makes full ones. Scores
-        are the same with or without it. The cache stays within its bound: where the
-        references do not all fit, the leading ones are kept and a warning says how
-        many (``EmbeddingCache.fill``).
-
-        Args:
-            references: Per item, a reference text or a non-empty list of them, as
-                :meth:`score` takes them; repeats are encoded once.
-
-        Returns:
-            How many distinct reference texts are in the cache.
-
-        Raises:
-            InputError: Not a list, or an item :meth:`score` would refuse, named.
-        """
-        items = as_list(references, "references")
-        texts = [
-            text
-            for index, item in enumerate(items)
-            for text in reference_texts(item, item_name("reference", index, len(items)))
-        ]
-        return self.cache.fill(self._cache_namespace, texts, self._encode_and_embed)
-
-    def _embed(
-        self, texts: Sequence[str], *, cached: Sequence[str] = ()
-    ) -> dict[str, _TextEmbedding]:
-        """Token ids, embeddings and weights of the distinct ``texts`` and ``cached`` texts.
-
-        Ids and embeddings of ``cached`` texts come from the process-wide cache, keyed on
-        the exact text and everything the embeddings depend on, so a reference is encoded
-        once per process whatever metric, item or experiment asks for it. ``texts`` are
-        not stored, but one that is cached already (an output equal to a reference) is
-        taken from the cache. The cache's misses and ``texts`` are encoded together, in
-        one list of forward passes, so that a micro-batch of a few items still makes
-        batches as large as it can. Weights depend on the engine's idf table and are
-        looked up afresh.
-        """
-        namespace = self._cache_namespace
-        from_cache = list(dict.fromkeys(cached))
-        cached_set = set(from_cache)
-        fresh = [text for text in dict.fromkeys(texts) if text not in cached_set]
-        known = self.cache.lookup(namespace, fresh)
-        fresh = [text for text in fresh if text not in known]
-        fresh_values: list[tuple[EncodedText, torch.Tensor]] = []
-
-        def encode_with_fresh(missing: list[str]) -> list[tuple[EncodedText, torch.Tensor]]:
-            values = self._encode_and_embed(missing + fresh)
-            fresh_values.extend(values[len(missing) :])
-            return values[: len(missing)]
-
-        if from_cache:
-            cached_values = self.cache.get_or_compute(namespace, from_cache, encode_with_fresh)
-        else:
-            cached_values = []
-        if fresh and not fresh_values:  # every cached text was a hit
-            fresh_values = self._encode_and_embed(fresh)
-        unique = from_cache + list(known) + fresh
-        computed = cached_values + list(known.values()) + fresh_values
-        weights = self._weights([encoded for encoded, _embeddings in computed])
-        return {
-            text: _TextEmbedding(encoded=encoded, embeddings=embeddings, weights=text_weights)
-            for text, (encoded, embeddings), text_weights in zip(
-                unique, computed, weights, strict=True
-            )
-        }
-
-    def _encode_and_embed(self, texts: list[str]) -> list[tuple[EncodedText, torch.Tensor]]:
-        encoded = self.text_encoder.encode_many(texts)
-        embeddings = self._forward([item.ids for item in encoded])
-        return list(zip(encoded, embeddings, strict=True))
-
-    def _forward(
-        self, id_lists: Sequence[Sequence[int]], all_layers: bool = False
-    ) -> list[torch.Tensor]:
-        """L2-normalised float32 token embeddings of each id list, in order.
-
-        Each is ``(length, dim)``, or ``(layers, length, dim)`` with ``all_layers``. Texts
-        run in batches of similar length, longest first, so that each batch pads little
-        (``batching/lengths.py``); on the CPU the batches run side by side on
-        single-threaded workers (``batching/cpu_parallel.py``). An id list with no ids
-        (an empty text, with a tokenizer that adds no special tokens, as GPT-2's) gets no
-        embeddings: a model cannot run on it.
-        """
-        present = [ids for ids in id_lists if ids]
-        forward = functools.partial(self._forward_batch, all_layers=all_layers)
-        embeddings = map_longest_first(
-            # Out of memory halves the batch (batching/memory.py).
-            functools.partial(self._forward_batch_size.run, forward),
-            present,
-            batch_size=self._forward_batch_size.size,
-            length=len,
-            device=self.encoder.device,
-        )
-        if len(present) == len(id_lists):
-            return embeddings
-        width = hidden_size(self.encoder.model)
-        shape = (self.num_layers + 1, 0, width) if all_layers else (0, width)
-        none = torch.empty(shape, device=self.encoder.device)
-        computed = iter(embeddings)
-        return [next(computed) if ids else none for ids in id_lists]
-
-    def _forward_batch(
-        self, id_lists: Sequence[Sequence[int]], all_layers: bool
-    ) -> list[torch.Tensor]:
-        encoder = self.encoder
-        pad_id = encoder.tokenizer.pad_token_id or 0
-        input_ids, mask = padded_batch(id_lists, pad_id, encoder.device)
-        with torch.inference_mode():
-            if all_layers:
-                hidden = torch.stack(encoder.all_hidden_states(input_ids, mask), dim=1)
-            else:
-                hidden = encoder.hidden_states(input_ids, mask)
-            hidden = hidden.float()
-            hidden = hidden / hidden.norm(dim=-1, keepdim=True)
-            # Copies, so that a cached text does not keep its whole batch alive.
-            return [hidden[row, ..., : len(ids), :].clone() for row, ids in enumerate(id_lists)]
-
     # -- scoring -----------------------------------------------------------------------
 
     def score(
@@ -613,14 +359,14 @@ class BERTScoreEngine:
         # References repeat across items and experiments, outputs hardly ever: only the
         # references are cached, which halves the cache's memory for the same reuse.
         embedded = self._embed(candidates, cached=[reference for _, reference in pairs])
-        scores, opposite_signs, matches = self._match_pairs(pairs, embedded)
+        scores, opposite_signs, matches = match_pairs(pairs, embedded, self._match_batch_size)
         # Per group: its first pair's index and its best reference's place in the group.
         best_of_group: list[tuple[int, int]] = []
         maxima = []
         start = 0
         for group in reference_lists:
             group_scores = scores[start : start + len(group)]
-            best = 0 if len(group) == 1 else _best_reference(group_scores, group, embedded)
+            best = 0 if len(group) == 1 else best_reference_index(group_scores, group, embedded)
             best_of_group.append((start, best))
             # Per column, as bert_score; like bert_score's, torch's max keeps a NaN.
             maxima.append(group_scores.max(dim=0).values)
@@ -682,48 +428,10 @@ class BERTScoreEngine:
         # item's own result says why it scored 0 (the metric puts that in its reason).
         return self._results([candidate for candidate, _ in items], [ref for _, ref in items])
 
-    def _match_pairs(
-        self, pairs: Sequence[tuple[str, str]], embedded: dict[str, _TextEmbedding]
-    ) -> tuple[torch.Tensor, torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
-        """Greedy-match every pair: ``(pairs, 3)`` scores, ``(pairs,)`` opposite-sign
-        flags (``greedy.py``) and per-pair candidate matches."""
-        order = sorted(
-            range(len(pairs)),
-            key=lambda i: (
-                len(embedded[pairs[i][0]].encoded.ids),
-                len(embedded[pairs[i][1]].encoded.ids),
-            ),
-        )
-
-        def match_batch(batch: list[int]) -> list[_PairMatch]:
-            result = _greedy_batch(
-                [embedded[pairs[i][0]] for i in batch], [embedded[pairs[i][1]] for i in batch]
-            )
-            prf = torch.stack((result.precision, result.recall, result.f1), dim=1).cpu()
-            opposite = result.opposite_signs.cpu()
-            best, best_index = result.candidate_best.cpu(), result.candidate_best_index.cpu()
-            lengths = [len(embedded[pairs[i][0]].encoded.ids) for i in batch]
-            return [
-                (prf[row], opposite[row], (best[row, :length], best_index[row, :length]))
-                for row, length in enumerate(lengths)
-            ]
-
-        # Out of memory halves the batch here too (batching/memory.py): a batch of long
-        # pairs' similarity matrices can fail where their forward passes fitted.
-        matched = self._match_batch_size.run(match_batch, order)
-        scores = torch.empty(len(pairs), 3)
-        opposite_signs = torch.empty(len(pairs), dtype=torch.bool)
-        scores[order] = torch.stack([prf for prf, _, _ in matched])
-        opposite_signs[order] = torch.stack([opposite for _, opposite, _ in matched])
-        matches: list[tuple[torch.Tensor, torch.Tensor]] = [None] * len(pairs)  # type: ignore[list-item]
-        for index, (_, _, match) in zip(order, matched, strict=True):
-            matches[index] = match
-        return scores, opposite_signs, matches
-
     def _explain(
         self,
-        candidate: _TextEmbedding,
-        reference: _TextEmbedding,
+        candidate: TextEmbedding,
+        reference: TextEmbedding,
         match: tuple[torch.Tensor, torch.Tensor],
     ) -> tuple[TokenMatch | None, TokenMatch | None]:
         """The candidate's best- and worst-matched weighted tokens against a reference."""
@@ -789,65 +497,3 @@ class BERTScoreEngine:
         matrix = (cand.embeddings @ ref.embeddings.T).cpu()
         tokens = self.text_encoder.tokens
         return tokens(cand.encoded.ids), tokens(ref.encoded.ids), matrix
-
-    # -- baselines ---------------------------------------------------------------------
-
-    def score_all_layers(self, candidates: list[str], references: list[str]) -> torch.Tensor:
-        """P, R, F at every layer from 0 to the engine's layer: ``(layers, 3, pairs)``.
-
-        Raw scores with this engine's token weights; layers above the engine's layer were
-        dropped at loading, so build the engine with the last layer to score them all.
-        """
-        check_pairs(candidates, references)
-        unique = list(dict.fromkeys(candidates + references))
-        encoded = self.text_encoder.encode_many(unique)
-        layered = self._forward([item.ids for item in encoded], all_layers=True)
-        weights = self._weights(encoded)
-        pairs = list(zip(candidates, references, strict=True))
-        scores = []
-        for layer in range(self.num_layers + 1):
-            at_layer = {
-                text: _TextEmbedding(item, embeddings[layer], text_weights)
-                for text, item, embeddings, text_weights in zip(
-                    unique, encoded, layered, weights, strict=True
-                )
-            }
-            # In length-sorted batches that halve on out of memory, as every score is.
-            layer_scores, _, _ = self._match_pairs(pairs, at_layer)
-            scores.append(layer_scores.T)
-        return torch.stack(scores)
-
-    def compute_baseline(self, lines: Sequence[str], *, seed: int = 0) -> list[Baseline]:
-        """Per-layer baselines of this engine's model from a text corpus.
-
-        See :func:`opik_semantic_metrics.bertscore.baseline.compute_baseline`; save the
-        result with :func:`~opik_semantic_metrics.bertscore.baseline.write_baseline` and
-        pass the file as ``baseline_path``.
-        """
-        return compute_baseline(self.score_all_layers, lines, seed=seed)
-
-
-def _greedy_batch(
-    candidates: Sequence[_TextEmbedding], references: Sequence[_TextEmbedding]
-) -> GreedyMatch:
-    """Pad one batch of pairs and greedy-match it."""
-
-    def padded(items: Sequence[_TextEmbedding]) -> tuple[torch.Tensor, ...]:
-        embeddings = pad_sequence([item.embeddings for item in items], batch_first=True)
-        device = embeddings.device
-        weights = pad_sequence([item.weights for item in items], batch_first=True).to(device)
-        if embeddings.shape[1] == 0:
-            # Only texts without tokens (GPT-2's empty ones): one masked position, so
-            # that the maxima have something to reduce over.
-            embeddings = embeddings.new_zeros(len(items), 1, embeddings.shape[2])
-            weights = weights.new_zeros(len(items), 1)
-        lengths = torch.tensor([len(item.encoded.ids) for item in items], device=device)
-        mask = torch.arange(embeddings.shape[1], device=device) < lengths.unsqueeze(1)
-        empty = torch.tensor([item.encoded.empty for item in items], device=device)
-        return embeddings, mask, weights, empty
-
-    cand_emb, cand_mask, cand_weights, cand_empty = padded(candidates)
-    ref_emb, ref_mask, ref_weights, ref_empty = padded(references)
-    return greedy_match(
-        cand_emb, cand_mask, cand_weights, ref_emb, ref_mask, ref_weights, cand_empty, ref_empty
-    )

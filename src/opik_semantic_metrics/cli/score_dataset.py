@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         if args.fit:
             if args.metric != "semantic-match":
                 raise CliError("--fit is for --metric semantic-match.")
-            from opik_semantic_metrics.distributed.scoring import as_dataset
+            from opik_semantic_metrics.distributed.datasets import as_dataset
 
             column = columns.get("reference", "reference")
             rows = as_dataset(args.input).select_columns([column]).iter_rows()

@@ -18,10 +18,9 @@ from opik_semantic_metrics.distributed.opik_logging import (
     feedback_scores,
     log_to_opik,
 )
+from opik_semantic_metrics.distributed.resources import Resources, plan_resources
 from opik_semantic_metrics.distributed.scoring import (
-    Resources,
     ScoringSummary,
-    plan_resources,
     score_dataset,
     scoring_summary,
 )

@@ -33,15 +33,12 @@ from typing import Any, Literal
 
 from opik.evaluation.metrics import base_metric, score_result
 
+from opik_semantic_metrics.answers.abstentions import DEFAULT_ABSTENTIONS
 from opik_semantic_metrics.answers.lists import python_value
-from opik_semantic_metrics.answers.tiers import (
-    DEFAULT_ABSTENTIONS,
-    KEYWORDS,
-    AnswerMatcher,
-    MatchResult,
-    SemanticScorer,
-    check_answer_format,
-)
+from opik_semantic_metrics.answers.reading import check_answer_format
+from opik_semantic_metrics.answers.results import MatchResult
+from opik_semantic_metrics.answers.similarity import KEYWORDS, SemanticScorer
+from opik_semantic_metrics.answers.tiers import AnswerMatcher
 from opik_semantic_metrics.errors import ScorerError, shown
 from opik_semantic_metrics.inputs import is_finite_number
 from opik_semantic_metrics.metrics.base import PackageMetric

@@ -95,7 +95,7 @@ def record_metadata(record: Any) -> dict[str, Any] | None:
     ``None`` stays ``None``.
 
     Example:
-        >>> from opik_semantic_metrics.bertscore.engine import TokenMatch
+        >>> from opik_semantic_metrics.bertscore.results import TokenMatch
         >>> record_metadata(TokenMatch("cat", "cat", 0.99))
         {'candidate_token': 'cat', 'reference_token': 'cat', 'similarity': 0.99}
     """

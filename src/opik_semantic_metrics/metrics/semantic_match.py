@@ -50,12 +50,10 @@ from opik_semantic_metrics.semantic.combine import (
     DEFAULT_SOFTNESS,
     DEFAULT_WEIGHTS,
 )
-from opik_semantic_metrics.semantic.engine import (
-    SemanticMatchEngine,
-    SemanticMatchResult,
-    Status,
-    TokenVectors,
-)
+from opik_semantic_metrics.semantic.encoding import TokenVectors
+from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
+from opik_semantic_metrics.semantic.results import SemanticMatchResult
+from opik_semantic_metrics.semantic.statuses import Status
 
 _UNSCORED_REASONS: dict[Status, str] = {
     "empty_output": "the output is empty",

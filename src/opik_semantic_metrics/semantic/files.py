@@ -35,12 +35,9 @@ from pathlib import Path
 
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.input_files import read_json
-from opik_semantic_metrics.semantic.engine import (
-    Reference,
-    SemanticMatchEngine,
-    SemanticMatchResult,
-    reference_text,
-)
+from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
+from opik_semantic_metrics.semantic.references import Reference, reference_text
+from opik_semantic_metrics.semantic.results import SemanticMatchResult
 
 
 @dataclass(frozen=True)

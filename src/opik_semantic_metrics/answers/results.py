@@ -1,0 +1,73 @@
+"""What matching an answer gives (:class:`MatchResult`), and what the methods gather on
+the way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from opik_semantic_metrics.answers.numbers import ParsedNumber
+from opik_semantic_metrics.answers.reading import Answer
+
+Method = Literal[
+    "exact", "normalized", "contains", "numeric", "list", "not_answerable", "semantic", "no_match"
+]
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """Whether an output matches its gold answer, by which tier, and why.
+
+    Attributes:
+        matched: The output is a correct answer.
+        method: The tier that matched (one of :data:`TIERS`), or ``"no_match"``.
+        reason: A sentence a person can read.
+        output_normalized, reference_normalized: The texts in normal form (joined form;
+            ``""`` for a missing output or a ``None`` gold).
+        output_number, reference_number: The numbers read, as text, or ``None``.
+        ordered: Whether list order counted, when lists were compared; else ``None``.
+        semantic_score: The semantic tier's score, when it ran.
+        output_abstained: The output declines to answer.
+        gold_not_answerable: The gold answer is "not answerable".
+        flags: Other facts: ``output_missing``, ``output_not_finite``,
+            ``list_too_long``, ``list_too_deep``, ``list_too_many_items``,
+            ``negation_mismatch``, ``gold_number_missing``, ``output_number_extra``.
+    """
+
+    matched: bool
+    method: Method
+    reason: str
+    output_normalized: str
+    reference_normalized: str
+    output_number: str | None = None
+    reference_number: str | None = None
+    ordered: bool | None = None
+    semantic_score: float | None = None
+    output_abstained: bool = False
+    gold_not_answerable: bool = False
+    flags: tuple[str, ...] = ()
+
+
+@dataclass
+class Case:
+    """One comparison as the tiers see it: both sides read once, and what they found."""
+
+    answer: Answer
+    gold: Answer | None
+    answer_format: str | None
+    question: str | None
+    abstained: bool
+    gold_not_answerable: bool
+    outcome: Outcome
+
+
+@dataclass
+class Outcome:
+    """What the tiers found, gathered as they run."""
+
+    notes: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    ordered: bool | None = None
+    semantic_score: float | None = None
+    #: The number an Int or Float output given as a sentence was read as.
+    sentence_number: ParsedNumber | None = None
