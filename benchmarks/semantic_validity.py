@@ -231,6 +231,7 @@ def kinds_of_text(args: argparse.Namespace) -> None:
     rows = ("**default SemanticMatch**", "word level", "sentence level", "paragraph level",
             "plain cosine (raw texts)", "BERTScore F1 (same model, last layer)")  # fmt: skip
     figures: dict[str, dict[str, tuple[float, ...]]] = {row: {} for row in rows}
+    medians: dict[str, float] = {}
     for name, data in sets.items():
         engine.fit(data.references)
         results = engine.score(data.outputs, data.references)
@@ -246,6 +247,10 @@ def kinds_of_text(args: argparse.Namespace) -> None:
             found = bertscore.score(data.outputs, data.references)
             columns[rows[5]] = np.array([result.f1 for result in found])
         statuses = Counter(result.status for result in results)
+        # Each output against another pair's reference (seeded): taken as unrelated.
+        unrelated = shuffled(Pairs(data.outputs, data.references, data.gold))
+        others = engine.score(unrelated.outputs, unrelated.references)
+        medians[name] = float(np.median([result.score for result in others]))
         for row, scores in columns.items():
             if isinstance(data, Summaries):
                 metric, human = grid_of(data, scores)
@@ -292,6 +297,8 @@ def kinds_of_text(args: argparse.Namespace) -> None:
             f"  {name}: "
             + ", ".join(f"{d - p:+.3f}" for d, p in zip(default, paragraph, strict=True))
         )
+    print("\nmedian default score of unrelated pairs (each output against another's reference):")
+    print("  " + ", ".join(f"{name} {median:.3f}" for name, median in medians.items()))
     print(f"\ntime: {time.perf_counter() - started:.0f} s")
 
 
