@@ -149,3 +149,19 @@ def test_one_sentence_texts_are_checked_as_whole_texts():
             output, reference, aligned=False
         )
         assert negation_flip(output, reference) == negation_flip(output, reference, aligned=False)
+
+
+def test_a_pair_that_shares_less_than_half_its_content_words_is_not_checked():
+    """A flip is the same statement with a "not" or a number changed: a sentence sharing
+    less than half its content words with its counterpart has nothing to flip."""
+    assert negation_flip("Nobody came to the party.", "The weather was sunny.") == 0.0
+    assert (
+        negation_flip("Nobody came to the party.", "The weather was sunny.", aligned=False) == 1.0
+    )
+    assert changed_numbers("The storm killed 12 people.", "Sales fell by 10 percent.") == 0.0
+    assert (
+        changed_numbers("The storm killed 12 people.", "Sales fell 10 percent.", aligned=False)
+        == 1.0
+    )
+    # Two of three content words shared is enough.
+    assert changed_numbers("The storm hit 12 towns.", "The storm hit 10 villages.") == 1.0
