@@ -15,11 +15,11 @@ Bad input, by design:
   layered semantic score's recipe,
   not several alternative references (unlike BERTScore's lists).
 - an empty ``output`` or ``reference`` (or one of only whitespace, control and zero-width
-  characters), or one with nothing left
-  after removing stop words and punctuation: 0.0, with the reason stated in ``reason``
-  and ``metadata["status"]``; two stop-word-only answers with the same words ("No." and
-  "no") are identical answers and score 1.0, but punctuation and symbols alone ("?",
-  "✓") are no words, and score 0.0 even against themselves.
+  characters), or one of punctuation and symbols alone ("?", "✓": no words, so 0.0 even
+  against themselves): 0.0, with the reason stated in ``reason`` and
+  ``metadata["status"]``. A text of stop words alone is scored on all its words; two
+  stop-word-only answers with the same words ("No." and "no") are identical answers and
+  score 1.0.
 - a text none of whose words the model knows (its tokenizer reads them as [UNK] or drops
   them): 0.0 likewise, and 1.0
   when output and reference are the same such text.

@@ -121,6 +121,11 @@ def _content_words(text: str, stop_words: frozenset[str]) -> Iterator[str]:
     return (word for word in _words(text) if _form(word) not in stop_words)
 
 
+def has_words(text: str) -> bool:
+    """Whether the text has a word (anything but whitespace, punctuation and symbols)."""
+    return next(_words(text), None) is not None
+
+
 def has_content(text: str, stop_words: frozenset[str] = ENGLISH_STOP_WORDS) -> bool:
     """Whether the text has a word that is not in ``stop_words``."""
     return next(_content_words(text, stop_words), None) is not None

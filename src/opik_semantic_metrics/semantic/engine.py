@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,6 +127,8 @@ RECIPE_SETTINGS: Final[Mapping[str, Any]] = MappingProxyType(
         "cleaning": "all_stop_words",
     }
 )
+#: A word, as the flip checks count words to cut an over-long text.
+_WORD: Final = re.compile(r"\S+")
 #: How word-piece vectors can be made (see the module docstring).
 TOKEN_VECTOR_MODES: Final = ("contextual", "isolated")
 #: Random reference pairs whose mean cosine is the paragraph baseline.
@@ -538,9 +541,16 @@ class SemanticMatchEngine(EncodingMixin):
         paragraph = rescale_by_baseline(paragraph_cosine, self.state.paragraph_baseline)
         combination = self.active_combination
         aligned = combination.aligned_flips
-        flipped = negation_flip(item.output, item.reference, aligned=aligned)
-        changed = changed_numbers(item.output, item.reference, aligned=aligned)
-        count = (len(sentences(item.output)) + len(sentences(item.reference))) / 2
+        # Sentence by sentence, the checks read as many leading words as the model reads
+        # tokens at most (a word is one token or more): all the model reads, whichever way
+        # the text was cut, and a bound on their work for over-long texts. The whole-text
+        # checks of calibrations saved before version 4 read the whole texts, as fitted.
+        said, expected = item.output, item.reference
+        if aligned:
+            said, expected = self._leading_words(said), self._leading_words(expected)
+        flipped = negation_flip(said, expected, aligned=aligned)
+        changed = changed_numbers(said, expected, aligned=aligned)
+        count = (len(sentences(said)) + len(sentences(expected))) / 2
         raw = combination.raw(word.f1, sentence, paragraph, flipped, changed, count)
         return SemanticMatchResult(
             score=combination.final(raw),
@@ -559,6 +569,13 @@ class SemanticMatchEngine(EncodingMixin):
             output_truncated=output.truncated,
             reference_truncated=reference.truncated,
         )
+
+    def _leading_words(self, text: str) -> str:
+        """The text up to the end of its ``max_length``-th word (all of a shorter text)."""
+        for count, word in enumerate(_WORD.finditer(text), start=1):
+            if count == self.max_length:
+                return text[: word.end()]
+        return text
 
     def score_one(self, candidate: str, reference: Reference) -> SemanticMatchResult:
         """Score one pair, batched with the pairs other threads score at the same time.

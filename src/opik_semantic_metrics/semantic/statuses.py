@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Final, Literal
 
 from opik_semantic_metrics.inputs import is_blank
-from opik_semantic_metrics.semantic.cleaning import word_forms
+from opik_semantic_metrics.semantic.cleaning import has_words, word_forms
 from opik_semantic_metrics.semantic.levels import WeightedPieces
 
 Status = Literal[
@@ -55,12 +55,13 @@ def text_status(
         return "empty_output"
     if is_blank(reference):
         return "empty_reference"
-    output_words, reference_words = word_forms(output), word_forms(reference)
-    if not output_words:
+    if not has_words(output):
         return "no_content_output"
-    if not reference_words:
+    if not has_words(reference):
         return "no_content_reference"
-    if not (output_has_content or reference_has_content) and output_words == reference_words:
+    if not (output_has_content or reference_has_content) and word_forms(output) == word_forms(
+        reference
+    ):
         return "same_stop_words"
     return "scored"
 
