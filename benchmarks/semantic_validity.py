@@ -66,7 +66,7 @@ STSB = DATA / "stsb"
 CONTRASTIVE = DATA / "contrastive" / "triples.tsv"
 RECIPE = Combination.create(
     RECIPE_WEIGHTS, RECIPE_FLOOR, RECIPE_SNAP, softness=0.0, negation_penalty=0.0,
-    number_penalty=0.0,
+    number_penalty=0.0, long_weights=None,
 )  # fmt: skip
 UNRELATED_MEDIAN = 0.05
 
@@ -396,7 +396,9 @@ def main() -> None:
 
     engine_default = default.combination
     no_checks = dataclasses.replace(engine_default, negation_penalty=0.0, number_penalty=0.0)
-    paragraph_checked = dataclasses.replace(engine_default, weights=(0.0, 0.0, 1.0))
+    paragraph_checked = dataclasses.replace(
+        engine_default, weights=(0.0, 0.0, 1.0), long_weights=None
+    )
     rows: list[tuple[str, Row]] = [
         ("plain cosine (raw texts)", layer("default", "paragraph_cosine")),
         *([("BERTScore F1 (same model, last layer)", bert)] if bertscore else []),
