@@ -158,6 +158,8 @@ def recipe_of(metric: base_metric.BaseMetric) -> MetricRecipe:
             "softness": engine.combination.softness,
             "negation_penalty": engine.combination.negation_penalty,
             "number_penalty": engine.combination.number_penalty,
+            "long_weights": engine.combination.long_weights,
+            "long_sentences": engine.combination.long_sentences,
             "cleaning": engine.cleaning,
             "token_vectors": engine.token_vectors,
             "paragraph_baseline": engine.fixed_baseline,
