@@ -7,9 +7,9 @@ of 1 MB and 5 MB against a short reference with each metric, both ways, on three
 runaway output (deterministic):
 
   captions:    caption words, a line break now and then (a leading part is found at once);
-  stop words:  "no, it is not that, is it?" over and over: SemanticMatch's cleaned text
-               is empty (the item is not scored), so no cleaned part is long enough and
-               the text is cleaned whole, a part at a time;
+  stop words:  "no, it is not that, is it?" over and over: SemanticMatch finds no
+               content word in the whole text (before the stop-word fallback its cleaned
+               text was empty and the item was not scored; now it keeps every word);
   sparse:      a word and 200 spaces, over and over: 512 tokens need 100 KB.
 
   part:  as the metrics run;

@@ -34,8 +34,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
+import re
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +50,7 @@ from numpy.typing import NDArray
 from scipy.stats import spearmanr
 
 from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+from opik_semantic_metrics.compare.correlation import summary_level, system_level
 from opik_semantic_metrics.semantic.calibration import final_scores, fit_combination
 from opik_semantic_metrics.semantic.combine import (
     LEVEL_COLUMNS,
@@ -62,7 +66,7 @@ STSB = DATA / "stsb"
 CONTRASTIVE = DATA / "contrastive" / "triples.tsv"
 RECIPE = Combination.create(
     RECIPE_WEIGHTS, RECIPE_FLOOR, RECIPE_SNAP, softness=0.0, negation_penalty=0.0,
-    number_penalty=0.0,
+    number_penalty=0.0, long_weights=None,
 )  # fmt: skip
 UNRELATED_MEDIAN = 0.05
 
@@ -139,17 +143,189 @@ def accuracy(better: Array, worse: Array) -> float:
     return 100 * float(np.mean(better > worse))
 
 
+# -- every kind of text side by side -------------------------------------------------------
+
+#: REALSumm wraps each sentence in ``<t> ... </t>``.
+_SENTENCE_TAGS = re.compile(r"</?t>")
+
+
+@dataclass(frozen=True)
+class Summaries:
+    """Summaries of several systems on the same documents, with human scores."""
+
+    outputs: list[str]
+    references: list[str]
+    documents: list[str]
+    systems: list[str]
+    gold: Array
+
+
+def untagged(text: str) -> str:
+    """A REALSumm text without its sentence tags, whitespace collapsed."""
+    return " ".join(_SENTENCE_TAGS.sub(" ", text).split())
+
+
+def read_sick(path: Path, limit: int | None) -> Pairs:
+    """Sentence pairs and relatedness scores of a SICK file (tab-separated, a header)."""
+    lines = path.read_text(encoding="utf-8").splitlines()[1:]
+    rows = [line.split("\t") for line in lines if line.strip()]
+    rows = rows[:limit] if limit else rows
+    return Pairs(
+        [row[1] for row in rows],
+        [row[2] for row in rows],
+        np.array([float(row[3]) for row in rows]),
+    )
+
+
+def read_realsumm(path: Path, limit: int | None) -> Summaries:
+    """The rows of a REALSumm JSON-lines file; ``limit`` keeps the first documents."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    if limit:
+        kept = set(list(dict.fromkeys(str(row["doc_id"]) for row in rows))[:limit])
+        rows = [row for row in rows if str(row["doc_id"]) in kept]
+    return Summaries(
+        [untagged(row["summary"]) for row in rows],
+        [untagged(row["reference"]) for row in rows],
+        [str(row["doc_id"]) for row in rows],
+        [str(row["system"]) for row in rows],
+        np.array([float(row["litepyramid_recall"]) for row in rows]),
+    )
+
+
+def grid_of(summaries: Summaries, scores: Array) -> tuple[list[list[float]], list[list[float]]]:
+    """Scores and human scores as ``grid[document][system]``, systems in sorted order."""
+    systems = sorted(set(summaries.systems))
+    at = {
+        (d, s): i
+        for i, (d, s) in enumerate(zip(summaries.documents, summaries.systems, strict=True))
+    }
+    documents = [
+        d for d in dict.fromkeys(summaries.documents) if all((d, s) in at for s in systems)
+    ]
+    metric = [[float(scores[at[d, s]]) for s in systems] for d in documents]
+    human = [[float(summaries.gold[at[d, s]]) for s in systems] for d in documents]
+    return metric, human
+
+
+def kinds_of_text(args: argparse.Namespace) -> None:
+    """Every kind of text side by side: the default, each level, plain cosine, BERTScore F1."""
+    started = time.perf_counter()
+    sets: dict[str, Pairs | Summaries] = {}
+    if args.stsb is not None:
+        for split in ("train", "dev"):
+            if split in args.skip:
+                continue
+            sets[f"STS-B {split}"] = read_stsb(args.stsb / f"sts-{split}.csv", args.limit)
+    if args.sick is not None:
+        for split in ("train", "trial"):
+            if split in args.skip:
+                continue
+            sets[f"SICK {split}"] = read_sick(args.sick / f"SICK_{split}.txt", args.limit)
+    for name, path in (("REALSumm-ext", args.realsumm_ext), ("REALSumm demo", args.realsumm_demo)):
+        if path is not None:
+            sets[name] = read_realsumm(path, args.limit)
+    engine = SemanticMatchEngine(args.model, device="cpu")
+    bertscore = None if args.no_bertscore else BERTScoreEngine(args.model, device="cpu")
+    print(f"model {engine.model_name}; default {engine.combination}; cleaning {engine.cleaning}")
+
+    rows = ("**default SemanticMatch**", "word level", "sentence level", "paragraph level",
+            "plain cosine (raw texts)", "BERTScore F1 (same model, last layer)")  # fmt: skip
+    figures: dict[str, dict[str, tuple[float, ...]]] = {row: {} for row in rows}
+    medians: dict[str, float] = {}
+    for name, data in sets.items():
+        engine.fit(data.references)
+        results = engine.score(data.outputs, data.references)
+        table = levels(results)
+        columns = {
+            rows[0]: table["score"],
+            rows[1]: table["word"],
+            rows[2]: table["sentence"],
+            rows[3]: table["paragraph"],
+            rows[4]: table["paragraph_cosine"],
+        }
+        if bertscore is not None:
+            found = bertscore.score(data.outputs, data.references)
+            columns[rows[5]] = np.array([result.f1 for result in found])
+        statuses = Counter(result.status for result in results)
+        # Each output against another pair's reference (seeded): taken as unrelated.
+        unrelated = shuffled(Pairs(data.outputs, data.references, data.gold))
+        others = engine.score(unrelated.outputs, unrelated.references)
+        medians[name] = float(np.median([result.score for result in others]))
+        for row, scores in columns.items():
+            if isinstance(data, Summaries):
+                metric, human = grid_of(data, scores)
+                figures[row][name] = (
+                    summary_level(metric, human).pearson,
+                    system_level(metric, human).kendall,
+                )
+            else:
+                figures[row][name] = (rho(scores, data.gold),)
+        if args.dump is not None:
+            args.dump.mkdir(parents=True, exist_ok=True)
+            stem = name.replace(" ", "_").lower()
+            np.savez(args.dump / f"{stem}.npz", **{k: v for k, v in table.items()},
+                     bertscore=columns.get(rows[5], np.zeros(0)),
+                     status=np.array([result.status for result in results]))  # fmt: skip
+        unscored = {status: n for status, n in statuses.items() if status != "scored"}
+        print(f"{name}: {len(data.outputs)} pairs, unscored {unscored or 'none'} "
+              f"({time.perf_counter() - started:.0f} s)")  # fmt: skip
+
+    names = list(sets)
+    heads = []
+    for name in names:
+        if isinstance(sets[name], Summaries):
+            heads += [f"{name} summary Pearson", f"{name} system Kendall"]
+        else:
+            heads.append(name)
+    print(
+        "\nSpearman x100 (pairs); summary-level mean Pearson and system-level Kendall (summaries)"
+    )
+    print("| scores | " + " | ".join(heads) + " |")
+    print("|---" + "|---:" * len(heads) + "|")
+    for row in rows:
+        if not figures[row]:
+            continue
+        cells = []
+        for name in names:
+            values = figures[row][name]
+            cells += [f"{values[0]:.2f}"] if len(values) == 1 else [f"{v:.3f}" for v in values]
+        print(f"| {row} | " + " | ".join(cells) + " |")
+    print("\ndefault minus its paragraph level:")
+    for name in names:
+        default, paragraph = figures[rows[0]][name], figures[rows[3]][name]
+        print(
+            f"  {name}: "
+            + ", ".join(f"{d - p:+.3f}" for d, p in zip(default, paragraph, strict=True))
+        )
+    print("\nmedian default score of unrelated pairs (each output against another's reference):")
+    print("  " + ", ".join(f"{name} {median:.3f}" for name, median in medians.items()))
+    print(f"\ntime: {time.perf_counter() - started:.0f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--stsb", type=Path, default=STSB, help="folder with sts-train.csv, sts-dev.csv"
     )
     parser.add_argument("--contrastive", type=Path, default=CONTRASTIVE)
-    parser.add_argument("--model", default="all-MiniLM-L6-v2", help="encoder: hub id or folder")
+    parser.add_argument(
+        "--model", "--encoder", default="all-MiniLM-L6-v2", help="encoder: hub id or folder"
+    )
     parser.add_argument("--limit", type=int, default=None, help="first N pairs of each split")
     parser.add_argument("--no-bertscore", action="store_true", help="leave BERTScore out")
     parser.add_argument("--fast", action="store_true", help="the fast mode against float32")
+    parser.add_argument("--sick", type=Path, help="folder with SICK_train.txt, SICK_trial.txt")
+    parser.add_argument("--realsumm-ext", type=Path, help="REALSumm extractive JSON lines")
+    parser.add_argument("--realsumm-demo", type=Path, help="REALSumm three-system JSON lines")
+    parser.add_argument(
+        "--skip", nargs="*", default=(), choices=("train", "dev", "trial"),
+        help="splits to leave out of the kinds-of-text table",
+    )  # fmt: skip
+    parser.add_argument("--dump", type=Path, help="write each set's levels there (.npz)")
     args = parser.parse_args()
+    if args.sick or args.realsumm_ext or args.realsumm_demo:
+        kinds_of_text(args)
+        return
     started = time.perf_counter()
 
     splits = {
@@ -220,7 +396,9 @@ def main() -> None:
 
     engine_default = default.combination
     no_checks = dataclasses.replace(engine_default, negation_penalty=0.0, number_penalty=0.0)
-    paragraph_checked = dataclasses.replace(engine_default, weights=(0.0, 0.0, 1.0))
+    paragraph_checked = dataclasses.replace(
+        engine_default, weights=(0.0, 0.0, 1.0), long_weights=None
+    )
     rows: list[tuple[str, Row]] = [
         ("plain cosine (raw texts)", layer("default", "paragraph_cosine")),
         *([("BERTScore F1 (same model, last layer)", bert)] if bertscore else []),

@@ -56,18 +56,20 @@ def test_a_fitted_semantic_match_rebuilt_from_its_blueprint(pairs):
     [
         RECIPE_SETTINGS,
         {"softness": 0.05, "negation_penalty": 0.3, "number_penalty": 0.0},
+        {"long_weights": (0.2, 0.3, 0.5), "long_sentences": 3},
     ],
-    ids=["recipe", "other-curve-and-penalties"],
+    ids=["recipe", "other-curve-and-penalties", "other-long-text-weights"],
 )
 def test_every_setting_of_a_semantic_match_travels(settings):
-    """The curve, the flip penalties and the cleaning reach the actors, not the defaults."""
+    """The curve, the flip penalties, the long-text weights and the cleaning reach the
+    actors, not the defaults."""
     metric = SemanticMatch(device="cpu", track=False, **settings)
     rebuilt = blueprint_of(metric).build("cpu")
     assert isinstance(rebuilt, SemanticMatch)
     assert rebuilt.engine.combination == metric.engine.combination
     assert rebuilt.engine.cleaning == metric.engine.cleaning
-    outputs = ["The store is not open.", "The meeting is at 5 pm.", "A man plays."]
-    references = ["The store is open.", "The meeting is at 3 pm.", "A man is playing."]
+    outputs = ["The store is not open.", "The meeting is at 5 pm.", "A man plays. He sings."]
+    references = ["The store is open.", "The meeting is at 3 pm.", "A man is playing. He sings."]
     got = [r.value for r in rebuilt.score_batch(outputs, references)]
     assert got == [r.value for r in metric.score_batch(outputs, references)]
 

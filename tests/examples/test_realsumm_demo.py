@@ -405,3 +405,43 @@ def test_comet_offline_experiment_holds_metrics_tables_plots_and_report(tmp_path
     assert {"score_distributions.png", "token_similarity.png"} <= uploads
     [html] = [m["payload"]["html"] for m in messages if m["type"] == "html"]
     assert "<h2>Correlation with the human scores</h2>" in html
+
+
+GUIDE = EXAMPLES.parent / "docs" / "guides" / "examples.md"
+
+
+def _documented_lines() -> list[str]:
+    """The lines of the demo's printed output that the examples guide shows."""
+    text = GUIDE.read_text(encoding="utf-8")
+    block = text.split("It prints (abridged", 1)[1].split("```", 2)[1]
+    return [line for line in block.splitlines()[1:] if line.strip() and line.strip() != "..."]
+
+
+def _same_line(documented: str, printed: str) -> bool:
+    """Word for word, numbers within the rounding of their last printed digit."""
+    expected, found = documented.split(), printed.split()
+    if len(expected) != len(found):
+        return False
+    for want, got in zip(expected, found, strict=True):
+        try:
+            if abs(float(want) - float(got)) > 1.5e-4:
+                return False
+        except ValueError:
+            if want != got:
+                return False
+    return True
+
+
+@pytest.mark.slow
+def test_the_guide_shows_what_the_demo_prints(tmp_path):
+    """Every line of the demo's output that docs/guides/examples.md shows (means, rankings,
+    correlations of the 100 articles) is a line the demo prints now, so that a change of
+    a default that moves them fails here until the guide is regenerated."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert demo.main(["--output", str(tmp_path)]) == 0
+    lines = printed.getvalue().splitlines()
+    documented = _documented_lines()
+    assert len(documented) >= 20
+    missing = [line for line in documented if not any(_same_line(line, got) for got in lines)]
+    assert missing == []

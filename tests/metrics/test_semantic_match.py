@@ -56,15 +56,19 @@ def test_metadata_holds_the_levels_and_says_when_nothing_was_fitted(metric):
     assert meta["model"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert meta["dtype"] == "float32"
     assert meta["token_vectors"] == "contextual"
-    assert meta["weights"] == pytest.approx({"word": 0.25, "sentence": 0.1, "paragraph": 0.65})
+    # One sentence each: the one-sentence weights.
+    assert meta["sentences"] == 1.0
+    assert meta["weights"] == pytest.approx({"word": 0.1, "sentence": 0.1, "paragraph": 0.8})
+    assert meta["long_weights"] == pytest.approx({"word": 0.65, "sentence": 0.35, "paragraph": 0})
+    assert (meta["long_sentences"], meta["aligned_flips"]) == (2, True)
     assert (meta["floor"], meta["snap"], meta["softness"]) == (0.25, 0.99, 0.15)
-    assert (meta["negation_penalty"], meta["number_penalty"]) == (0.1, 0.2)
+    assert (meta["negation_penalty"], meta["number_penalty"]) == (0.15, 0.2)
     assert (meta["negation_flip"], meta["changed_numbers"]) == (0.0, 0.0)
     assert (meta["cleaning"], meta["calibrated"]) == ("keep_negations", False)
     assert meta["fitted"] is False
     assert meta["idf"].startswith("uniform (not fitted")
     assert (meta["paragraph_baseline"], meta["paragraph_baseline_source"]) == (0.0, "default")
-    raw = 0.25 * meta["word"] + 0.1 * meta["sentence"] + 0.65 * meta["paragraph"]
+    raw = 0.1 * meta["word"] + 0.1 * meta["sentence"] + 0.8 * meta["paragraph"]
     assert meta["raw_score"] == pytest.approx(raw)
 
     def bend(x: float) -> float:  # the smooth floor: 0.15 * softplus((x - 0.25) / 0.15)
@@ -87,13 +91,28 @@ def test_fitted_metadata(fitted, stsb_pairs):
 def test_metadata_and_reason_name_the_flips_found(metric):
     negated = metric.score(output="The store is not open.", reference="The store is open.")
     assert negated.metadata["negation_flip"] == 1.0
-    assert "one text negates, the other not (-0.1)" in negated.reason
+    assert "one text negates, the other not (-0.15)" in negated.reason
     renumbered = metric.score(output="5 men and 2 dogs.", reference="5 men and 3 dogs.")
     assert renumbered.metadata["changed_numbers"] == 0.5
-    assert "50% of the output's numbers are not in the reference (-0.1)" in renumbered.reason
+    assert (
+        "50% of the output's numbers (by sentence) are not in the reference (-0.1)"
+        in renumbered.reason
+    )
     meta = renumbered.metadata
-    raw = 0.25 * meta["word"] + 0.1 * meta["sentence"] + 0.65 * meta["paragraph"] - 0.2 * 0.5
+    raw = 0.1 * meta["word"] + 0.1 * meta["sentence"] + 0.8 * meta["paragraph"] - 0.2 * 0.5
     assert meta["raw_score"] == pytest.approx(raw)
+    # Two sentences each: the long-text weights, and a flip in one sentence of two counts
+    # by its share of the output's words (6 of 10).
+    partly = metric.score(
+        output="The store is not open today. Its owner went home.",
+        reference="The store is open today. Its owner went home.",
+    )
+    meta = partly.metadata
+    assert (meta["sentences"], meta["negation_flip"]) == (2.0, pytest.approx(6 / 10))
+    assert meta["weights"] == pytest.approx({"word": 0.65, "sentence": 0.35, "paragraph": 0.0})
+    raw = 0.65 * meta["word"] + 0.35 * meta["sentence"] - 0.15 * 6 / 10
+    assert meta["raw_score"] == pytest.approx(raw)
+    assert "sentences holding 60% of the output's words negate" in partly.reason
     unchecked = SemanticMatch(device="cpu", track=False, negation_penalty=0, number_penalty=0)
     plain = unchecked.score(output="The store is not open.", reference="The store is open.")
     assert "negates" not in plain.reason and plain.value > negated.value
@@ -128,14 +147,14 @@ def test_long_texts_are_cut_and_flagged(metric):
         ("", "Heart attack", "empty_output", "the output is empty"),
         ("   \n", "Heart attack", "empty_output", "the output is empty"),
         ("Heart attack", "\t", "empty_reference", "the reference is empty"),
-        ("It is what it is.", "Heart attack", "no_content_output", "only stop words"),
-        ("Heart attack", "... !", "no_content_reference", "only stop words"),
+        ("... ?", "Heart attack", "no_content_output", "the output has no words"),
+        ("Heart attack", "... !", "no_content_reference", "the reference has no words"),
         ("\u4f60\u597d", "Heart attack", "unknown_words_output", "none of the output's words"),
         ("\u200b\u2060\x07", "Heart attack", "empty_output", "the output is empty"),
         ("Heart attack", "\ue000", "unknown_words_reference", "reads them as [UNK] or drops"),
     ],
 )
-def test_empty_and_stop_word_only_texts_score_zero_with_a_reason(
+def test_empty_and_wordless_texts_score_zero_with_a_reason(
     metric, output, reference, status, reason
 ):
     result = metric.score(output=output, reference=reference)
@@ -298,16 +317,16 @@ def test_a_fixed_paragraph_baseline_reaches_the_engine_and_survives_fitting(stsb
 def test_weights_and_floor_reach_the_engine():
     output, reference = "Heart attack", "Myocardial infarction"
     default = SemanticMatch(device="cpu", track=False).score(output=output, reference=reference)
-    options = {"weights": (0.4, 0.4, 0.2), "floor": 0.1, "softness": 0.0}
+    options = {"weights": (0.4, 0.4, 0.2), "floor": 0.4, "softness": 0.0}
     result = SemanticMatch(**options, device="cpu", track=False).score(
         output=output, reference=reference
     )
     meta = result.metadata
     assert meta["weights"] == pytest.approx({"word": 0.4, "sentence": 0.4, "paragraph": 0.2})
-    assert (meta["floor"], meta["softness"]) == (0.1, 0.0)
+    assert (meta["floor"], meta["softness"]) == (0.4, 0.0)
     raw = 0.4 * meta["word"] + 0.4 * meta["sentence"] + 0.2 * meta["paragraph"]
     assert meta["raw_score"] == pytest.approx(raw)
-    assert result.value == pytest.approx((raw - 0.1) / 0.9)
+    assert result.value == pytest.approx((raw - 0.4) / 0.6)
     assert result.value == _engine_score(output, reference, **options)
     assert abs(result.value - default.value) > 0.05
 

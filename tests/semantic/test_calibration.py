@@ -132,8 +132,11 @@ def test_save_and_load_keep_the_calibrated_scores_exactly(calibrated, train_pair
     path = tmp_path / "state.json"
     engine.save(path)
     saved = json.loads(path.read_text())
-    assert saved["version"] == 3
+    assert saved["version"] == 4
     assert saved["calibration"]["weights"] == list(report.combination.weights)
+    # One weight triple for texts of every length, and sentence-aligned flip checks.
+    assert saved["calibration"]["long_weights"] is None
+    assert saved["calibration"]["aligned_flips"] is True
     assert saved["calibration"]["negation_penalty"] == report.combination.negation_penalty
     assert saved["calibration"]["number_penalty"] == report.combination.number_penalty
     fresh = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu")
@@ -174,7 +177,38 @@ def test_a_calibration_saved_before_the_flip_checks_loads_without_them(
     assert (loaded.calibration.negation_penalty, loaded.calibration.number_penalty) == (0.0, 0.0)
 
 
-_CURVE = {"snap": None, "softness": 0.1, "negation_penalty": 0.1, "number_penalty": 0.2}
+def test_a_calibration_saved_before_aligned_flip_checks_loads_as_it_was_fitted(
+    calibrated, train_pairs, tmp_path
+):
+    """A version-3 calibration was fitted with flip checks that read the texts whole and one
+    weight triple for every length: it loads so, and scores two-sentence texts as the
+    whole-text checks do."""
+    engine, report = calibrated
+    path = tmp_path / "state.json"
+    engine.save(path)
+    document = json.loads(path.read_text())
+    document["version"] = 3
+    for key in ("long_weights", "long_sentences", "aligned_flips"):
+        del document["calibration"][key]
+    path.write_text(json.dumps(document))
+    loaded = SemanticMatchEngine("all-MiniLM-L6-v2", device="cpu")
+    state = loaded.load(path)
+    assert state.calibration is not None
+    assert state.calibration.weights == report.combination.weights
+    assert (state.calibration.long_weights, state.calibration.aligned_flips) == (None, False)
+    output = "The storm killed 15 people in the north. Schools stayed closed on Monday."
+    reference = "The storm killed 12 people in the north. Schools stayed closed on Monday."
+    [whole] = loaded.score([output], [reference])
+    [aligned] = engine.score([output], [reference])
+    assert whole.changed_numbers == 1.0
+    assert aligned.changed_numbers == pytest.approx(8 / 13)
+    assert whole.score < aligned.score
+
+
+_CURVE = {
+    "snap": None, "softness": 0.1, "negation_penalty": 0.1, "number_penalty": 0.2,
+    "long_weights": None, "long_sentences": 2, "aligned_flips": True,
+}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -188,6 +222,9 @@ _CURVE = {"snap": None, "softness": 0.1, "negation_penalty": 0.1, "number_penalt
         ({**_CURVE, "weights": [1, 1, 1], "floor": 0.2, "negation_penalty": 2}, "negation_pen"),
         ({**_CURVE, "weights": [1, 1, 1], "floor": 0.2, "number_penalty": True}, "number_pen"),
         ({"weights": [1, 1, 1], "floor": 0.2, "snap": None, "softness": 0.1}, "negation_pen"),
+        ({**_CURVE, "weights": [1, 1, 1], "floor": 0.2, "long_weights": [1, 1]}, "long_weights"),
+        ({**_CURVE, "weights": [1, 1, 1], "floor": 0.2, "long_sentences": 1}, "long_sentences"),
+        ({**_CURVE, "weights": [1, 1, 1], "floor": 0.2, "aligned_flips": "yes"}, "aligned_flips"),
     ],
 )
 def test_a_damaged_calibration_is_refused(tmp_path, calibration, message):

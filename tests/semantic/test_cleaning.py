@@ -6,7 +6,14 @@ import string
 
 import pytest
 
-from opik_semantic_metrics.semantic.cleaning import clean_text, is_punctuation, word_forms
+from opik_semantic_metrics.semantic.cleaning import (
+    CleanedPrefixes,
+    clean_text,
+    has_content,
+    is_punctuation,
+    stop_words_of,
+    word_forms,
+)
 from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
 
 
@@ -40,7 +47,10 @@ def test_every_ascii_punctuation_character_counts_as_punctuation():
         ("  spaced \t out\n words ", "spaced words"),
         ("", ""),
         ("   ", ""),
-        ("the of and . , ;", ""),
+        # Stop words alone: every word is kept, punctuation only dropped.
+        ("the of and . , ;", "the of and"),
+        ("I can do that.", "I can do that"),
+        ("... ?!", ""),
         # BERT's tokenizer drops zero-width and control characters; so does cleaning,
         # before the stop word look-up ("The\u200b" was once a content word).
         ("The\u200b he\u00adart\ufeff.", "heart"),
@@ -49,6 +59,31 @@ def test_every_ascii_punctuation_character_counts_as_punctuation():
 )
 def test_clean_text_drops_punctuation_and_stop_words(text, cleaned):
     assert clean_text(text) == cleaned
+
+
+def test_cleaning_never_empties_a_text_that_has_words():
+    """A text of stop words alone keeps them all, whatever the list; the words of a text
+    with a content word are cleaned as usual, and a text of punctuation alone is empty."""
+    keeping_negations = stop_words_of("keep_negations")
+    assert clean_text("Yes, I can do it.", keeping_negations) == "Yes"
+    assert clean_text("I can do that.", keeping_negations) == "I can do that"
+    assert clean_text("Not.", keeping_negations) == "Not"
+    assert clean_text("Not.", ENGLISH_STOP_WORDS) == "Not"
+    assert clean_text("No, it is not!", ENGLISH_STOP_WORDS) == "No it is not"
+    assert clean_text("-- ...", keeping_negations) == ""
+    assert not has_content("I can do that.") and has_content("I can do that, yes.")
+
+
+def test_cleaned_prefixes_of_a_text_of_stop_words_keep_every_word():
+    """Over-long texts are cleaned part by part: a text of stop words alone keeps its
+    words in each part, as clean_text keeps them in the whole."""
+    text = "it is what it is, " * 5
+    prefixes = CleanedPrefixes(text)
+    assert prefixes.of(5) == "it is"
+    assert prefixes.of(len(text)) == clean_text(text)
+    with_content = CleanedPrefixes(text + "heart")
+    assert with_content.of(5) == ""  # its content word comes later
+    assert with_content.of(len(text) + 5) == "heart"
 
 
 def test_word_forms_ignore_case_and_surrounding_punctuation():

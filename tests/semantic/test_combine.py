@@ -19,9 +19,49 @@ from opik_semantic_metrics.semantic.combine import (
 
 def test_defaults():
     combination = Combination.create()
-    assert combination.weights == pytest.approx(DEFAULT_WEIGHTS) == (0.25, 0.1, 0.65)
+    assert combination.weights == pytest.approx(DEFAULT_WEIGHTS) == (0.1, 0.1, 0.8)
+    assert combination.long_weights == pytest.approx((0.65, 0.35, 0.0))
+    assert (combination.long_sentences, combination.aligned_flips) == (2, True)
     assert (combination.floor, combination.snap, combination.softness) == (0.25, 0.99, 0.15)
-    assert (combination.negation_penalty, combination.number_penalty) == (0.1, 0.2)
+    assert (combination.negation_penalty, combination.number_penalty) == (0.15, 0.2)
+
+
+def test_the_weights_move_from_one_sentence_to_long_texts_linearly():
+    """One-sentence texts take ``weights``, texts of ``long_sentences`` sentences or more
+    ``long_weights``, and the texts between a straight mix; the raw score of a row of levels
+    with its sentence count is the same one pair by one and many at once."""
+    combination = Combination.create(
+        weights=(0, 0, 1), long_weights=(1, 0, 0), long_sentences=3, negation_penalty=0.2
+    )
+    assert combination.weights_for(1.0) == (0.0, 0.0, 1.0)
+    assert combination.weights_for(2.0) == pytest.approx((0.5, 0.0, 0.5))
+    assert combination.weights_for(3.0) == combination.weights_for(7.5) == (1.0, 0.0, 0.0)
+    rows = np.array(
+        [[0.9, 0.5, 0.3, 0.0, 0.0, 1.0], [0.9, 0.5, 0.3, 0.5, 0.0, 2.0], [0.9, 0.5, 0.3, 0, 0, 4.0]]
+    )
+    expected = [0.3, 0.6 - 0.1, 0.9]
+    assert combination.raw_array(rows) == pytest.approx(expected, abs=1e-12)
+    assert [combination.raw(*row) for row in rows.tolist()] == pytest.approx(expected, abs=1e-12)
+    # Without long weights, or without the column, every row takes ``weights``.
+    single = Combination.create(weights=(0, 0, 1), long_weights=None, negation_penalty=0)
+    assert single.weights_for(5.0) == (0.0, 0.0, 1.0)
+    assert single.raw_array(rows) == pytest.approx([0.3, 0.3, 0.3])
+    assert combination.raw_array(rows[:, :5]) == pytest.approx([0.3, 0.2, 0.3])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"long_weights": (1, 1)}, "long_weights"),
+        ({"long_weights": (0, 0, 0)}, "long_weights"),
+        ({"long_sentences": 1}, "long_sentences"),
+        ({"long_sentences": 2.5}, "long_sentences"),
+        ({"long_sentences": True}, "long_sentences"),
+    ],
+)
+def test_bad_long_text_settings_are_refused(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        Combination.create(**arguments)
 
 
 def test_the_flip_penalties_come_off_the_raw_score_row_by_row():

@@ -44,8 +44,13 @@ def test_scores_fit_on_every_reference_and_average_each_file():
     true_false = [r.score for r in by_name["true_false"].results]
     assert true_false[0] == 1.0 and true_false[3] == 1.0  # "True"/"True", "no"/"No"
     assert true_false[1] < 0.5  # "True" for "False"
-    # "true." for "True": the raw-text level sees the full stop.
-    assert 0.8 < true_false[2] < 1.0
+    # "true." for "True": the same words (word and sentence levels 1), and only the raw-text
+    # level sees the full stop.
+    dotted = by_name["true_false"].results[2]
+    assert dotted.word == pytest.approx(1.0, abs=1e-6)
+    assert dotted.sentence == pytest.approx(1.0, abs=1e-6)
+    assert dotted.paragraph < 1.0 and true_false[2] < 1.0
+    assert true_false[2] > true_false[1]
     short = by_name["short"].results
     assert short[3].status == "empty_output" and short[3].score == 0.0
     assert short[1].score > short[2].score  # a paraphrase above a wrong answer

@@ -15,11 +15,11 @@ Bad input, by design:
   layered semantic score's recipe,
   not several alternative references (unlike BERTScore's lists).
 - an empty ``output`` or ``reference`` (or one of only whitespace, control and zero-width
-  characters), or one with nothing left
-  after removing stop words and punctuation: 0.0, with the reason stated in ``reason``
-  and ``metadata["status"]``; two stop-word-only answers with the same words ("No." and
-  "no") are identical answers and score 1.0, but punctuation and symbols alone ("?",
-  "✓") are no words, and score 0.0 even against themselves.
+  characters), or one of punctuation and symbols alone ("?", "✓": no words, so 0.0 even
+  against themselves): 0.0, with the reason stated in ``reason`` and
+  ``metadata["status"]``. A text of stop words alone is scored on all its words; two
+  stop-word-only answers with the same words ("No." and "no") are identical answers and
+  score 1.0.
 - a text none of whose words the model knows (its tokenizer reads them as [UNK] or drops
   them): 0.0 likewise, and 1.0
   when output and reference are the same such text.
@@ -44,6 +44,8 @@ from opik_semantic_metrics.semantic.calibration import DEFAULT_FOLDS, Calibratio
 from opik_semantic_metrics.semantic.cleaning import Cleaning
 from opik_semantic_metrics.semantic.combine import (
     DEFAULT_FLOOR,
+    DEFAULT_LONG_SENTENCES,
+    DEFAULT_LONG_WEIGHTS,
     DEFAULT_NEGATION_PENALTY,
     DEFAULT_NUMBER_PENALTY,
     DEFAULT_SNAP,
@@ -58,8 +60,8 @@ from opik_semantic_metrics.semantic.statuses import Status
 _UNSCORED_REASONS: dict[Status, str] = {
     "empty_output": "the output is empty",
     "empty_reference": "the reference is empty",
-    "no_content_output": "the output has only stop words and punctuation",
-    "no_content_reference": "the reference has only stop words and punctuation",
+    "no_content_output": "the output has no words, only punctuation",
+    "no_content_reference": "the reference has no words, only punctuation",
     "same_stop_words": "output and reference are the same stop-word-only answer",
     # A tokenizer reads a script outside its vocabulary as [UNK], and BERT's drops
     # characters it does not know at all (private use, unassigned): no word piece either way.
@@ -94,16 +96,23 @@ class SemanticMatch(PackageMetric):
     Args:
         model: Hub id, local directory, or ``"all-MiniLM-L6-v2"`` (the packaged offline
             model, the default).
-        weights: Relative weights of the word, sentence and paragraph levels
-            (default (0.25, 0.1, 0.65); the recipe's are (0.4, 0.4, 0.2)).
+        weights: Relative weights of the word, sentence and paragraph levels of
+            one-sentence texts (default (0.1, 0.1, 0.8); the recipe's are (0.4, 0.4, 0.2)).
         floor: Where the output curve bends unrelated answers to 0 (default 0.25).
         snap: Scores at or above it become 1.0 (default 0.99; ``None`` never snaps).
         softness: Width of the curve's bend (default 0.15); 0 is the recipe's hard
             floor, under which raw scores at or below ``floor`` all score exactly 0.
-        negation_penalty: Subtracted from the raw score where exactly one text negates
-            (default 0.1; 0 turns the check off).
-        number_penalty: Subtracted, times the share of the output's numbers the
-            reference does not state, from the raw score (default 0.2; 0 turns it off).
+        negation_penalty: Subtracted, times the share of the output's words in
+            sentences where exactly one of an aligned pair of sentences negates, from the
+            raw score (default 0.15; 0 turns the check off).
+        number_penalty: Subtracted, times the share of the output's numbers its aligned
+            reference sentences do not state, from the raw score (default 0.2; 0 turns
+            it off).
+        long_weights: The weights of texts of ``long_sentences`` sentences or more
+            (default (0.65, 0.35, 0.0)); between, they move linearly from ``weights``;
+            ``None``: ``weights`` for every length.
+        long_sentences: From how many sentences (the mean of the two texts') a pair
+            takes ``long_weights`` (default 2).
         token_vectors: ``"contextual"`` (default) or ``"isolated"`` word-piece vectors.
         cleaning: ``"keep_negations"`` (default: "not", "no", "nor", "isn't"... stay in
             the word and sentence levels) or the recipe's ``"all_stop_words"``.
@@ -154,6 +163,8 @@ class SemanticMatch(PackageMetric):
         cleaning: Cleaning = "keep_negations",
         negation_penalty: float = DEFAULT_NEGATION_PENALTY,
         number_penalty: float = DEFAULT_NUMBER_PENALTY,
+        long_weights: Sequence[float] | None = DEFAULT_LONG_WEIGHTS,
+        long_sentences: int = DEFAULT_LONG_SENTENCES,
     ) -> None:
         super().__init__(name=name, track=track, project_name=project_name)
         self.engine = SemanticMatchEngine(
@@ -164,6 +175,8 @@ class SemanticMatch(PackageMetric):
             softness=softness,
             negation_penalty=negation_penalty,
             number_penalty=number_penalty,
+            long_weights=long_weights,
+            long_sentences=long_sentences,
             token_vectors=token_vectors,
             cleaning=cleaning,
             paragraph_baseline=paragraph_baseline,
@@ -346,7 +359,10 @@ class SemanticMatch(PackageMetric):
         engine = self.engine
         state = engine.state
         combination = engine.active_combination
-        word_weight, sentence_weight, paragraph_weight = combination.weights
+        # The weights this pair was scored with: they move with its sentence count.
+        word_weight, sentence_weight, paragraph_weight = combination.weights_for(
+            result.sentences or 1.0
+        )
         metadata = {
             "status": result.status,
             "word": result.word,
@@ -357,6 +373,7 @@ class SemanticMatch(PackageMetric):
             "paragraph_cosine": result.paragraph_cosine,
             "negation_flip": result.negation_flip,
             "changed_numbers": result.changed_numbers,
+            "sentences": result.sentences,
             "raw_score": result.raw_score,
             "snapped": result.snapped,
             "output_truncated": result.output_truncated,
@@ -370,6 +387,13 @@ class SemanticMatch(PackageMetric):
                 "sentence": sentence_weight,
                 "paragraph": paragraph_weight,
             },
+            "long_weights": None
+            if combination.long_weights is None
+            else dict(
+                zip(("word", "sentence", "paragraph"), combination.long_weights, strict=True)
+            ),
+            "long_sentences": combination.long_sentences,
+            "aligned_flips": combination.aligned_flips,
             "floor": combination.floor,
             "snap": combination.snap,
             "softness": combination.softness,
@@ -400,11 +424,18 @@ class SemanticMatch(PackageMetric):
             f"{result.sentence:.3f}, paragraph {result.paragraph:.3f}; raw {result.raw_score:.3f})"
         ]
         if result.negation_flip and combination.negation_penalty:
-            parts.append(f"one text negates, the other not (-{combination.negation_penalty:g})")
+            penalty = combination.negation_penalty * result.negation_flip
+            if result.negation_flip == 1.0:
+                parts.append(f"one text negates, the other not (-{penalty:.3g})")
+            else:
+                parts.append(
+                    f"sentences holding {result.negation_flip:.0%} of the output's words negate "
+                    f"where the reference's do not, or the reverse (-{penalty:.3g})"
+                )
         if result.changed_numbers and combination.number_penalty:
             parts.append(
-                f"{result.changed_numbers:.0%} of the output's numbers are not in the reference "
-                f"(-{combination.number_penalty * result.changed_numbers:.3g})"
+                f"{result.changed_numbers:.0%} of the output's numbers (by sentence) are not in "
+                f"the reference (-{combination.number_penalty * result.changed_numbers:.3g})"
             )
         if result.snapped:
             parts.append(f"snapped to 1.0 (>= {combination.snap})")

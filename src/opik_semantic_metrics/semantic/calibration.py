@@ -11,7 +11,9 @@ Given the levels of each labelled pair (rows of
    the two flip penalties, on the grid :data:`PENALTIES`, as those whose raw score ranks
    the pairs most like the human scores (Spearman's correlation; the first of equals in
    grid order). A check that no labelled pair trips keeps the penalty it had: the pairs
-   say nothing about it;
+   say nothing about it. One weight triple is fitted, for texts of every length (the
+   default's weights move with the texts' sentence count; a calibration's do not:
+   calibrate on pairs like those to be scored);
 2. the floor and softness of the curve (:mod:`~opik_semantic_metrics.semantic.combine`),
    on the grids :data:`FLOORS` and :data:`SOFTNESSES`, as those whose scores lie nearest
    the human scores rescaled to ``[0, 1]`` (least squares). Every curve on the grid is
@@ -25,6 +27,7 @@ Example:
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> levels = np.hstack([rng.uniform(0, 1, size=(200, 3)), np.zeros((200, 2))])
+    >>> levels = np.hstack([levels, np.ones((200, 1))])  # one-sentence texts
     >>> levels[:50, 3] = 1.0  # a negation flip in the first 50 pairs
     >>> human = levels[:, :3] @ np.array([0.1, 0.1, 0.8]) - 0.2 * levels[:, 3]
     >>> combination = fit_combination(levels, human, Combination.create(snap=None))
@@ -205,7 +208,7 @@ def fit_combination(
     weights, negation, numbers = best_weights(levels, human, like)
     chosen = Combination.create(
         weights, like.floor, like.snap, like.softness, negation_penalty=negation,
-        number_penalty=numbers,
+        number_penalty=numbers, long_weights=None, aligned_flips=like.aligned_flips,
     )  # fmt: skip
     return fit_curve(chosen, levels, human, unrelated, unrelated_median)
 

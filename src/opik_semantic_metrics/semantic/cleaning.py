@@ -7,6 +7,12 @@ punctuation, as a word tokenizer does ("attack." is "attack" and "."; "stepped-u
 punctuation is dropped, and so is every word that is a stop word once lower-cased with
 plain apostrophes. The remaining words are kept as written and joined by single spaces.
 
+**Cleaning never empties a text that has words.** A text of stop words alone ("I can do
+that.", "Yes, it is.") keeps all its words, without the punctuation: otherwise it would
+have nothing for the word and sentence levels to read, and "I can do that." against "Yes,
+I can do it." would be no answer at all, though people read them as near paraphrases.
+Only a text without a word (empty, or punctuation alone) cleans to ``""``.
+
 Two stop-word lists, one per cleaning (:data:`CLEANINGS`):
 
 - ``"keep_negations"``: NLTK's English list (see
@@ -25,8 +31,10 @@ Example:
     'NOT say'
     >>> clean_text("(Stepped-up) policing, 3.5 km away")
     'Stepped-up policing 3.5 km away'
-    >>> clean_text("   ")
-    ''
+    >>> clean_text("I can do that.")
+    'I can do that'
+    >>> clean_text("   "), clean_text("?!")
+    ('', '')
     >>> word_forms("No.  -- it isn\u2019t!")
     ('no', 'it', "isn't")
 """
@@ -104,14 +112,31 @@ def stop_words_of(cleaning: Cleaning) -> frozenset[str]:
     raise ValueError(f"Expected `cleaning` in {CLEANINGS}, got {cleaning!r}.")
 
 
+def _words(text: str) -> Iterator[str]:
+    """The text's words as written, without their surrounding punctuation."""
+    return (word for word in map(_core, text.split()) if word)
+
+
 def _content_words(text: str, stop_words: frozenset[str]) -> Iterator[str]:
-    words = (_core(token) for token in text.split())
-    return (word for word in words if word and _form(word) not in stop_words)
+    return (word for word in _words(text) if _form(word) not in stop_words)
+
+
+def has_words(text: str) -> bool:
+    """Whether the text has a word (anything but whitespace, punctuation and symbols)."""
+    return next(_words(text), None) is not None
+
+
+def has_content(text: str, stop_words: frozenset[str] = ENGLISH_STOP_WORDS) -> bool:
+    """Whether the text has a word that is not in ``stop_words``."""
+    return next(_content_words(text, stop_words), None) is not None
 
 
 def clean_text(text: str, stop_words: frozenset[str] = ENGLISH_STOP_WORDS) -> str:
-    """The text without punctuation and ``stop_words`` (see the module docstring)."""
-    return " ".join(_content_words(text, stop_words))
+    """The text without punctuation and ``stop_words``; a text of stop words alone
+    without punctuation only (see the module docstring)."""
+    return " ".join(
+        _content_words(text, stop_words) if has_content(text, stop_words) else _words(text)
+    )
 
 
 class CleanedPrefixes:
@@ -126,7 +151,8 @@ class CleanedPrefixes:
 
     def __init__(self, text: str, stop_words: frozenset[str] = ENGLISH_STOP_WORDS) -> None:
         self.text = text
-        self.stop_words = stop_words
+        # A text of stop words alone keeps them all, in every part, as clean_text does.
+        self.stop_words = stop_words if has_content(text, stop_words) else frozenset()
         self._end = 0
         self._words: list[str] = []
 

@@ -51,15 +51,21 @@ RECIPE_WEIGHTS: Final = (0.4, 0.4, 0.2)
 RECIPE_FLOOR: Final = 0.25
 #: The recipe's snap.
 RECIPE_SNAP: Final = 0.95
-#: Default weights (see the module docstring).
-DEFAULT_WEIGHTS: Final = (0.25, 0.1, 0.65)
+#: Default weights of one-sentence texts (see the module docstring).
+DEFAULT_WEIGHTS: Final = (0.1, 0.1, 0.8)
+#: Default weights of texts of :data:`DEFAULT_LONG_SENTENCES` sentences or more.
+DEFAULT_LONG_WEIGHTS: Final = (0.65, 0.35, 0.0)
+#: Default sentence count from which a text's weights are :data:`DEFAULT_LONG_WEIGHTS`.
+DEFAULT_LONG_SENTENCES: Final = 2
 #: Default penalty of a pair where exactly one text negates.
-DEFAULT_NEGATION_PENALTY: Final = 0.1
+DEFAULT_NEGATION_PENALTY: Final = 0.15
 #: Default penalty of a pair whose output states only numbers the reference does not
 #: (scaled by their share of the output's numbers).
 DEFAULT_NUMBER_PENALTY: Final = 0.2
 #: Columns of a row of levels as :meth:`Combination.raw_array` reads them.
-LEVEL_COLUMNS: Final = ("word", "sentence", "paragraph", "negation_flip", "changed_numbers")
+LEVEL_COLUMNS: Final = (
+    "word", "sentence", "paragraph", "negation_flip", "changed_numbers", "sentences"
+)  # fmt: skip
 #: Default floor: the raw score about which the curve bends towards 0.
 DEFAULT_FLOOR: Final = 0.25
 #: Default softness of the floor (0: the recipe's hard floor).
@@ -100,6 +106,62 @@ def check_baseline(baseline: float) -> float:
     return float(baseline)
 
 
+def _normalised(weights: Sequence[float], name: str) -> tuple[float, float, float]:
+    """Three finite non-negative weights with a positive sum, divided by their sum.
+
+    Raises:
+        ValueError: Anything else.
+    """
+    # A NumPy array of weights is no Sequence, but reads the same.
+    is_sequence = isinstance(weights, Sequence) or hasattr(weights, "__array__")
+    values = tuple(weights) if is_sequence and not isinstance(weights, str) else ()
+    if (
+        len(values) != 3
+        or not all(is_finite_number(value) for value in values)
+        or min(values) < 0
+        or sum(values) <= 0
+    ):
+        raise ValueError(
+            f"Expected `{name}` to be three non-negative numbers (word, sentence, "
+            f"paragraph) with a positive sum, got {weights!r}."
+        )
+    floats = tuple(float(value) for value in values)
+    if not math.isfinite(sum(floats)):
+        # Weights near the float limit overflow their sum; they are relative.
+        floats = tuple(value / max(floats) for value in floats)
+    total = math.fsum(floats)
+    word, sentence, paragraph = (value / total for value in floats)
+    return (word, sentence, paragraph)
+
+
+def _curve(
+    floor: float,
+    snap: float | None,
+    softness: float,
+    negation_penalty: float,
+    number_penalty: float,
+) -> tuple[float, float | None, float, float, float]:
+    """The curve's and the penalties' arguments, checked (see :meth:`Combination.create`)."""
+    if not is_real_number(floor) or not 0.0 <= floor < 1.0:
+        raise ValueError(f"Expected `floor` in [0, 1), got {floor!r}.")
+    if snap is not None and (not is_real_number(snap) or not 0.0 < snap <= 1.0):
+        raise ValueError(f"Expected `snap` in (0, 1] or None, got {snap!r}.")
+    for name, value in (
+        ("softness", softness),
+        ("negation_penalty", negation_penalty),
+        ("number_penalty", number_penalty),
+    ):
+        if not is_real_number(value) or not 0.0 <= value <= 1.0:
+            raise ValueError(f"Expected `{name}` in [0, 1], got {value!r}.")
+    return (
+        float(floor),
+        None if snap is None else float(snap),
+        float(softness),
+        float(negation_penalty),
+        float(number_penalty),
+    )
+
+
 @dataclass(frozen=True)
 class Combination:
     """Weights, output curve and snap of the layered score.
@@ -115,6 +177,14 @@ class Combination:
         negation_penalty: Subtracted from the raw score where exactly one text negates.
         number_penalty: Subtracted, times the share of the output's numbers the
             reference does not state, from the raw score.
+        long_weights: Word, sentence and paragraph weights of texts of ``long_sentences``
+            sentences or more, summing to 1; ``None``: ``weights`` for every length.
+        long_sentences: From how many sentences (the mean of the two texts') a pair
+            takes ``long_weights``; between one sentence and that, the weights move
+            linearly from ``weights`` to ``long_weights``. 2 or more.
+        aligned_flips: The flip checks compare each output sentence with its aligned
+            reference sentence (see :mod:`~opik_semantic_metrics.semantic.flips`);
+            ``False``: the whole texts, as calibrations saved before version 4 were fitted.
 
     Example:
         >>> combination = Combination.create(weights=(2, 2, 1), floor=0.25, snap=0.95,
@@ -138,6 +208,9 @@ class Combination:
     softness: float = 0.0
     negation_penalty: float = 0.0
     number_penalty: float = 0.0
+    long_weights: tuple[float, float, float] | None = None
+    long_sentences: int = DEFAULT_LONG_SENTENCES
+    aligned_flips: bool = True
 
     @classmethod
     def create(
@@ -148,52 +221,54 @@ class Combination:
         softness: float = DEFAULT_SOFTNESS,
         negation_penalty: float = DEFAULT_NEGATION_PENALTY,
         number_penalty: float = DEFAULT_NUMBER_PENALTY,
+        long_weights: Sequence[float] | None = DEFAULT_LONG_WEIGHTS,
+        long_sentences: int = DEFAULT_LONG_SENTENCES,
+        aligned_flips: bool = True,
     ) -> Combination:
         """Check the arguments and normalise the weights.
 
         Raises:
-            ValueError: Not three finite non-negative weights with a positive sum; a floor
-                outside ``[0, 1)``; a snap outside ``(0, 1]``; a softness or a penalty
-                outside ``[0, 1]``.
+            ValueError: Not three finite non-negative weights with a positive sum (either
+                kind); a floor outside ``[0, 1)``; a snap outside ``(0, 1]``; a softness
+                or a penalty outside ``[0, 1]``; ``long_sentences`` not a whole number of
+                2 or more.
         """
-        # A NumPy array of weights is no Sequence, but reads the same.
-        is_sequence = isinstance(weights, Sequence) or hasattr(weights, "__array__")
-        values = tuple(weights) if is_sequence and not isinstance(weights, str) else ()
         if (
-            len(values) != 3
-            or not all(is_finite_number(value) for value in values)
-            or min(values) < 0
-            or sum(values) <= 0
+            isinstance(long_sentences, bool)
+            or not isinstance(long_sentences, int | np.integer)
+            or long_sentences < 2
         ):
             raise ValueError(
-                "Expected `weights` to be three non-negative numbers (word, sentence, "
-                f"paragraph) with a positive sum, got {weights!r}."
+                "Expected `long_sentences` to be a whole number of 2 or more, got "
+                f"{long_sentences!r}."
             )
-        if not is_real_number(floor) or not 0.0 <= floor < 1.0:
-            raise ValueError(f"Expected `floor` in [0, 1), got {floor!r}.")
-        if snap is not None and (not is_real_number(snap) or not 0.0 < snap <= 1.0):
-            raise ValueError(f"Expected `snap` in (0, 1] or None, got {snap!r}.")
-        for name, value in (
-            ("softness", softness),
-            ("negation_penalty", negation_penalty),
-            ("number_penalty", number_penalty),
-        ):
-            if not is_real_number(value) or not 0.0 <= value <= 1.0:
-                raise ValueError(f"Expected `{name}` in [0, 1], got {value!r}.")
-        values = tuple(float(value) for value in values)
-        if not math.isfinite(sum(values)):
-            # Weights near the float limit overflow their sum; they are relative.
-            values = tuple(value / max(values) for value in values)
-        total = math.fsum(values)
-        word, sentence, paragraph = (value / total for value in values)
         return cls(
-            (word, sentence, paragraph),
-            float(floor),
-            None if snap is None else float(snap),
-            float(softness),
-            float(negation_penalty),
-            float(number_penalty),
+            _normalised(weights, "weights"),
+            *_curve(floor, snap, softness, negation_penalty, number_penalty),
+            None if long_weights is None else _normalised(long_weights, "long_weights"),
+            int(long_sentences),
+            bool(aligned_flips),
         )
+
+    def blend(self, sentences: float) -> float:
+        """How far a pair whose texts have ``sentences`` sentences (their mean) is from
+        ``weights`` (0) towards ``long_weights`` (1)."""
+        if self.long_weights is None:
+            return 0.0
+        return min(max((sentences - 1.0) / (self.long_sentences - 1), 0.0), 1.0)
+
+    def weights_for(self, sentences: float) -> tuple[float, float, float]:
+        """The weights of a pair whose texts have ``sentences`` sentences (their mean)."""
+        share = self.blend(sentences)
+        if self.long_weights is None or share == 0.0:
+            return self.weights
+        if share == 1.0:
+            return self.long_weights
+        word, sentence, paragraph = (
+            (1.0 - share) * short + share * long
+            for short, long in zip(self.weights, self.long_weights, strict=True)
+        )
+        return (word, sentence, paragraph)
 
     def raw(
         self,
@@ -202,9 +277,11 @@ class Combination:
         paragraph: float,
         negation_flip: float = 0.0,
         changed_numbers: float = 0.0,
+        sentences: float = 1.0,
     ) -> float:
-        """The weighted sum of the three levels, less the flip penalties."""
-        w_word, w_sentence, w_paragraph = self.weights
+        """The weighted sum of the three levels (weights for texts of ``sentences``
+        sentences, :meth:`weights_for`), less the flip penalties."""
+        w_word, w_sentence, w_paragraph = self.weights_for(sentences)
         return (
             w_word * word
             + w_sentence * sentence
@@ -214,11 +291,15 @@ class Combination:
         )
 
     def raw_array(self, levels: NDArray[np.float64]) -> NDArray[np.float64]:
-        """:meth:`raw` of each row of ``levels``, whose columns are :data:`LEVEL_COLUMNS`."""
+        """:meth:`raw` of each row of ``levels``, whose columns are :data:`LEVEL_COLUMNS`
+        (without the last, every row is of one-sentence texts)."""
         penalties = np.array([self.negation_penalty, self.number_penalty])
-        return np.asarray(
-            levels[:, :3] @ np.array(self.weights) - levels[:, 3:5] @ penalties, dtype=np.float64
-        )
+        raw = levels[:, :3] @ np.array(self.weights) - levels[:, 3:5] @ penalties
+        if self.long_weights is not None and levels.shape[1] > 5:
+            share = np.clip((levels[:, 5] - 1.0) / (self.long_sentences - 1), 0.0, 1.0)
+            change = levels[:, :3] @ (np.array(self.long_weights) - np.array(self.weights))
+            raw = raw + share * change
+        return np.asarray(raw, dtype=np.float64)
 
     def rescaled(self, raw: float) -> float:
         """``raw`` through the curve: 1 kept at 1, the floor towards 0, within ``[0, 1]``."""

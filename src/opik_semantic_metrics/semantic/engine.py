@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,9 +76,11 @@ from opik_semantic_metrics.semantic.calibration import (
     cross_validate,
     fit_combination,
 )
-from opik_semantic_metrics.semantic.cleaning import Cleaning, stop_words_of
+from opik_semantic_metrics.semantic.cleaning import Cleaning, has_content, stop_words_of
 from opik_semantic_metrics.semantic.combine import (
     DEFAULT_FLOOR,
+    DEFAULT_LONG_SENTENCES,
+    DEFAULT_LONG_WEIGHTS,
     DEFAULT_NEGATION_PENALTY,
     DEFAULT_NUMBER_PENALTY,
     DEFAULT_SNAP,
@@ -94,7 +97,7 @@ from opik_semantic_metrics.semantic.combine import (
 )
 from opik_semantic_metrics.semantic.encoding import EncodingMixin
 from opik_semantic_metrics.semantic.encoding import TokenVectors as TokenVectors
-from opik_semantic_metrics.semantic.flips import changed_numbers, negation_flip
+from opik_semantic_metrics.semantic.flips import changed_numbers, negation_flip, sentences
 from opik_semantic_metrics.semantic.idf import SmoothedIdf
 from opik_semantic_metrics.semantic.levels import WordLevel, cosine, word_level
 from opik_semantic_metrics.semantic.pooling import read_pooling_config
@@ -110,8 +113,9 @@ from opik_semantic_metrics.semantic.statuses import Status as Status
 from opik_semantic_metrics.semantic.statuses import text_status, unknown_words_status
 from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
 
-#: The layered semantic score's recipe, as engine (and metric) arguments: its weights,
-#: hard floor, snap and whole stop-word list, without flip penalties.
+#: The layered semantic score's recipe, as engine (and metric) arguments: its weights
+#: (for texts of every length), hard floor, snap and whole stop-word list, without flip
+#: penalties.
 RECIPE_SETTINGS: Final[Mapping[str, Any]] = MappingProxyType(
     {
         "weights": RECIPE_WEIGHTS,
@@ -120,9 +124,12 @@ RECIPE_SETTINGS: Final[Mapping[str, Any]] = MappingProxyType(
         "softness": 0.0,
         "negation_penalty": 0.0,
         "number_penalty": 0.0,
+        "long_weights": None,
         "cleaning": "all_stop_words",
     }
 )
+#: A word, as the flip checks count words to cut an over-long text.
+_WORD: Final = re.compile(r"\S+")
 #: How word-piece vectors can be made (see the module docstring).
 TOKEN_VECTOR_MODES: Final = ("contextual", "isolated")
 #: Random reference pairs whose mean cosine is the paragraph baseline.
@@ -188,7 +195,8 @@ class SemanticMatchEngine(EncodingMixin):
 
     Args:
         model: Hub id, local directory, or ``"all-MiniLM-L6-v2"`` (the packaged copy).
-        weights: Relative weights of the word, sentence and paragraph levels.
+        weights: Relative weights of the word, sentence and paragraph levels of
+            one-sentence texts.
         floor: Where the output curve bends unrelated answers to 0 (see
             :mod:`~opik_semantic_metrics.semantic.combine`).
         snap: Scores at or above it become 1.0; ``None`` never snaps.
@@ -198,6 +206,10 @@ class SemanticMatchEngine(EncodingMixin):
             (see :mod:`~opik_semantic_metrics.semantic.flips`); 0 turns the check off.
         number_penalty: Subtracted, times the share of the output's numbers the
             reference does not state, from the raw score; 0 turns the check off.
+        long_weights: The weights of texts of ``long_sentences`` sentences or more (the
+            mean of the two texts' counts); between, the weights move linearly from
+            ``weights``. ``None``: ``weights`` for every length.
+        long_sentences: From how many sentences a pair takes ``long_weights``; 2 or more.
         token_vectors: ``"contextual"`` or ``"isolated"`` word-piece vectors.
         cleaning: ``"keep_negations"`` (default) or the recipe's ``"all_stop_words"``
             (see :mod:`~opik_semantic_metrics.semantic.cleaning`).
@@ -240,6 +252,8 @@ class SemanticMatchEngine(EncodingMixin):
         softness: float = DEFAULT_SOFTNESS,
         negation_penalty: float = DEFAULT_NEGATION_PENALTY,
         number_penalty: float = DEFAULT_NUMBER_PENALTY,
+        long_weights: Sequence[float] | None = DEFAULT_LONG_WEIGHTS,
+        long_sentences: int = DEFAULT_LONG_SENTENCES,
         token_vectors: TokenVectors = "contextual",
         cleaning: Cleaning = "keep_negations",
         paragraph_baseline: float | None = None,
@@ -252,8 +266,9 @@ class SemanticMatchEngine(EncodingMixin):
         trust_remote_code: bool = False,
     ) -> None:
         self.combination = Combination.create(
-            weights, floor, snap, softness, negation_penalty, number_penalty
-        )
+            weights, floor, snap, softness, negation_penalty, number_penalty,
+            long_weights, long_sentences,
+        )  # fmt: skip
         if token_vectors not in TOKEN_VECTOR_MODES:
             raise ValueError(
                 f"Expected `token_vectors` in {TOKEN_VECTOR_MODES}, got {token_vectors!r}."
@@ -467,21 +482,27 @@ class SemanticMatchEngine(EncodingMixin):
         # raw), once each however many items share them.
         texts = {*outputs, *joined_references}
         kept_clean = {text: self._kept_clean_text(text, self._stop_words) for text in texts}
-        # Which texts are no answer is decided with every stop word left out, whatever the
-        # cleaning: "No." against "no" is the same answer, "No" against "Yes" none.
-        content = kept_clean
-        if self._stop_words != ENGLISH_STOP_WORDS:
-            content = {text: self._kept_clean_text(text, ENGLISH_STOP_WORDS) for text in texts}
-        items = [
-            _Item(
-                output,
-                reference,
-                kept_clean[output],
-                kept_clean[reference],
-                text_status(output, reference, content[output], content[reference]),
-            )
-            for output, reference in zip(outputs, joined_references, strict=True)
-        ]
+        # Which answers are the same stop words is decided on the whole list, whatever the
+        # cleaning: "No." against "no" is the same answer.
+        content = {text: has_content(text, ENGLISH_STOP_WORDS) for text in texts}
+        # A text of stop words alone keeps all its words (cleaning never empties a text
+        # that has words), and so does the text it is compared with, so that the word and
+        # sentence levels compare like with like: "I can do that" with "Yes I can do it",
+        # not with "Yes".
+        plain: dict[str, str] = {}
+
+        def words_of(text: str) -> str:
+            if text not in plain:
+                plain[text] = self._kept_clean_text(text, frozenset())
+            return plain[text]
+
+        items = []
+        for output, reference in zip(outputs, joined_references, strict=True):
+            clean_output, clean_reference = kept_clean[output], kept_clean[reference]
+            if not (content[output] and content[reference]):
+                clean_output, clean_reference = words_of(output), words_of(reference)
+            status = text_status(output, reference, content[output], content[reference])
+            items.append(_Item(output, reference, clean_output, clean_reference, status))
         to_score = [item for item in items if item.status == "scored"]
         kept_raw: dict[str, str] = {}
         for item in to_score:
@@ -524,9 +545,18 @@ class SemanticMatchEngine(EncodingMixin):
         paragraph_cosine = cosine(output.sentence, reference.sentence)
         paragraph = rescale_by_baseline(paragraph_cosine, self.state.paragraph_baseline)
         combination = self.active_combination
-        flipped = negation_flip(item.output, item.reference)
-        changed = changed_numbers(item.output, item.reference)
-        raw = combination.raw(word.f1, sentence, paragraph, flipped, changed)
+        aligned = combination.aligned_flips
+        # Sentence by sentence, the checks read as many leading words as the model reads
+        # tokens at most (a word is one token or more): all the model reads, whichever way
+        # the text was cut, and a bound on their work for over-long texts. The whole-text
+        # checks of calibrations saved before version 4 read the whole texts, as fitted.
+        said, expected = item.output, item.reference
+        if aligned:
+            said, expected = self._leading_words(said), self._leading_words(expected)
+        flipped = negation_flip(said, expected, aligned=aligned)
+        changed = changed_numbers(said, expected, aligned=aligned)
+        count = (len(sentences(said)) + len(sentences(expected))) / 2
+        raw = combination.raw(word.f1, sentence, paragraph, flipped, changed, count)
         return SemanticMatchResult(
             score=combination.final(raw),
             raw_score=raw,
@@ -538,11 +568,19 @@ class SemanticMatchEngine(EncodingMixin):
             paragraph_cosine=paragraph_cosine,
             negation_flip=flipped,
             changed_numbers=changed,
+            sentences=count,
             snapped=combination.snaps(raw),
             status="scored",
             output_truncated=output.truncated,
             reference_truncated=reference.truncated,
         )
+
+    def _leading_words(self, text: str) -> str:
+        """The text up to the end of its ``max_length``-th word (all of a shorter text)."""
+        for count, word in enumerate(_WORD.finditer(text), start=1):
+            if count == self.max_length:
+                return text[: word.end()]
+        return text
 
     def score_one(self, candidate: str, reference: Reference) -> SemanticMatchResult:
         """Score one pair, batched with the pairs other threads score at the same time.

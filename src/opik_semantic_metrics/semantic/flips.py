@@ -4,14 +4,26 @@ A mean-pooled sentence embedding places "The patient has a fever" next to "The p
 does not have a fever", and "The meeting is at 3 pm" next to "The meeting is at 5 pm":
 the words are nearly the same. Both checks read the raw texts and give a number in
 ``[0, 1]`` that the layered score subtracts, weighted, from its raw score (see
-:mod:`~opik_semantic_metrics.semantic.combine`):
+:mod:`~opik_semantic_metrics.semantic.combine`).
 
-- :func:`negation_flip`: 1.0 when exactly one of the two texts negates (holds a word of
-  :data:`NEGATION_WORDS`, or one ending in "n't"), else 0.0;
-- :func:`changed_numbers`: when both texts state numbers, the share of the output's
-  numbers that the reference does not state; else 0.0. A number the output leaves out
-  is no flip, so a short answer to a long reference is not penalised for the numbers it
-  omits.
+They compare sentence with sentence (:func:`aligned_sentences`): each output sentence is
+paired with the reference sentence that shares most of its content words, and a pair
+counts by the sentence's share of the output's words. One changed figure in one sentence
+of a six-sentence summary is then a sixth of the flip that a changed number in a
+one-line paraphrase is. A pair is checked only where the reference sentence has at
+least :data:`MIN_SHARED_WORDS` of the output sentence's content words (a flip is the same
+statement with a number or a "not" changed; a sentence the reference does not make has
+nothing to flip):
+
+- :func:`negation_flip`: the share of the output's words in sentences where exactly one
+  of the pair negates (holds a word of :data:`NEGATION_WORDS`, or one ending in "n't");
+- :func:`changed_numbers`: per sentence, where both of the pair state numbers, the share
+  of the output sentence's numbers that the reference sentence does not state, weighted
+  by its share of the words. A number the output leaves out is no flip, so a short
+  answer to a long reference is not penalised for the numbers it omits.
+
+Two one-sentence texts are one pair: 1.0 when exactly one negates, and the share of the
+output's numbers the reference does not state.
 
 Numbers are read from the words of the text: digits with optional thousands commas and
 decimals ("13,000", "4.1", the "10" of "10mg"), the English number words
@@ -32,15 +44,33 @@ Example:
     0.0
     >>> changed_numbers("The bridge is long.", "The bridge is 200 metres long.")
     0.0
+    >>> changed_numbers("Storms hit. The storm killed 12 people.",  # 5 of 7 words
+    ...                 "The storm killed 10 people.")
+    0.7142857142857143
+    >>> changed_numbers("The storm killed 12 people.", "Sales fell by 10 percent.")
+    0.0
 """
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal
 from typing import Final
 
 from opik_semantic_metrics.semantic.cleaning import NEGATIONS, word_forms
+from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
+
+#: A piece of a text with fewer words is no sentence of its own (see :func:`sentences`).
+MIN_SENTENCE_WORDS: Final = 2
+# Where a text is cut into sentences: whitespace after a sentence's end.
+# or a lone stop glued to the next word, as tokenised summaries have them (" .police").
+_SENTENCE_END: Final = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s)|(?<=\s)[.!?](?=[a-z])")
+# Words whose final stop ends no sentence: initials ("U.S.", "a.m.") and titles.
+_ABBREVIATION: Final = re.compile(r"(?:\w\.){2,}|(?:mr|mrs|ms|dr|st|prof|jr|sr|vs|no)\.", re.I)
+#: The share of an output sentence's content words (no stop word, negation or number)
+#: that its aligned reference sentence must have for the pair to be checked for flips.
+MIN_SHARED_WORDS: Final = 0.5
 
 #: Words that negate what they qualify: the stop words of
 #: :data:`~opik_semantic_metrics.semantic.cleaning.NEGATIONS` and the negative words NLTK
@@ -109,15 +139,112 @@ def numbers_in(text: str) -> frozenset[Decimal]:
     return frozenset(value.normalize() for value in found)
 
 
-def negation_flip(output: str, reference: str) -> float:
-    """1.0 when exactly one of the texts negates, else 0.0."""
-    return 1.0 if negates(output) != negates(reference) else 0.0
+def sentences(text: str) -> tuple[str, ...]:
+    """The text's sentences: it is cut after ".", "!" or "?" (and any closing quotes or
+    brackets) followed by whitespace, or after a lone stop glued to the next word as in
+    tokenised text ("hit .police"); not after initials ("U.S.") or a title ("Dr."). A
+    piece of fewer than :data:`MIN_SENTENCE_WORDS` words ("Yes.") joins the piece after it
+    (the last one, the piece before).
+
+    Example:
+        >>> sentences("The talks failed. Dr. Smith left early! Will he return?")
+        ('The talks failed.', 'Dr. Smith left early!', 'Will he return?')
+        >>> sentences("Yes. I can do it.")
+        ('Yes. I can do it.',)
+    """
+    ends = [
+        match.end()
+        for match in _SENTENCE_END.finditer(text)
+        if not _ABBREVIATION.fullmatch(text[: match.end()].rsplit(None, 1)[-1])
+    ]
+    bounds = zip([0, *ends], [*ends, len(text)], strict=True)
+    pieces = [part for part in (text[start:end].strip() for start, end in bounds) if part]
+    merged: list[str] = []
+    waiting = ""
+    for piece in pieces:
+        piece = f"{waiting} {piece}" if waiting else piece
+        if len(word_forms(piece)) < MIN_SENTENCE_WORDS:
+            waiting = piece
+            continue
+        merged.append(piece)
+        waiting = ""
+    if waiting:
+        if merged:
+            merged[-1] = f"{merged[-1]} {waiting}"
+        else:
+            merged.append(waiting)
+    return tuple(merged)
 
 
-def changed_numbers(output: str, reference: str) -> float:
-    """The share of the output's numbers the reference does not state, when both state
-    numbers; else 0.0."""
-    stated, expected = numbers_in(output), numbers_in(reference)
-    if not stated or not expected:
+def _content(text: str) -> frozenset[str]:
+    """The text's words that say what it is about: no stop word, negation or number."""
+    return frozenset(
+        word for word in word_forms(text)
+        if word not in ENGLISH_STOP_WORDS and word not in NEGATION_WORDS
+        and not _DIGITS.fullmatch(word) and word not in NUMBER_WORDS
+    )  # fmt: skip
+
+
+def _shared(said: str, expected: str) -> float:
+    """The share of ``said``'s content words that ``expected`` has (1.0 without any)."""
+    own = _content(said)
+    return len(own & _content(expected)) / len(own) if own else 1.0
+
+
+def aligned_sentences(output: str, reference: str) -> list[tuple[str, str, float]]:
+    """Each output sentence with the reference sentence that shares most of its content
+    words (the first of equals), and the sentence's share of the output's words.
+
+    Example:
+        >>> aligned_sentences("Rain fell. The match was cancelled.",
+        ...                   "The match was called off. It rained all day long.")
+        [('Rain fell.', 'The match was called off.', 0.333...), ...]
+    """
+    said = sentences(output) or (output,)
+    expected = sentences(reference) or (reference,)
+    counts = [max(len(word_forms(sentence)), 1) for sentence in said]
+    total = sum(counts)
+    if len(expected) == 1:
+        return [
+            (sentence, expected[0], count / total)
+            for sentence, count in zip(said, counts, strict=True)
+        ]
+    words = [_content(sentence) for sentence in expected]
+    pairs = []
+    for sentence, count in zip(said, counts, strict=True):
+        own = _content(sentence)
+        best = max(range(len(expected)), key=lambda at: (len(own & words[at]), -at))
+        pairs.append((sentence, expected[best], count / total))
+    return pairs
+
+
+def negation_flip(output: str, reference: str, *, aligned: bool = True) -> float:
+    """The share of the output's words in sentences that negate where their aligned
+    reference sentence does not, or the reverse, among the pairs checked (see the module
+    docstring); ``aligned=False`` reads each text whole, as one sentence, and checks it
+    whatever words it shares (how calibrations saved before state version 4 were fitted)."""
+    if not aligned:
+        return 1.0 if negates(output) != negates(reference) else 0.0
+    return math.fsum(
+        share for said, expected, share in aligned_sentences(output, reference)
+        if negates(said) != negates(expected) and _shared(said, expected) >= MIN_SHARED_WORDS
+    )  # fmt: skip
+
+
+def changed_numbers(output: str, reference: str, *, aligned: bool = True) -> float:
+    """Over the output's sentences, weighted by their share of its words, the share of a
+    sentence's numbers that its aligned reference sentence does not state, among the pairs
+    checked where both state numbers (see the module docstring); ``aligned=False`` reads
+    each text whole, as one sentence, and checks it whatever words it shares."""
+    expected = numbers_in(reference)
+    if not expected:
         return 0.0
-    return len(stated - expected) / len(stated)
+    if not aligned:
+        stated = numbers_in(output)
+        return len(stated - expected) / len(stated) if stated else 0.0
+    changed = []
+    for said, counterpart, share in aligned_sentences(output, reference):
+        stated, against = numbers_in(said), numbers_in(counterpart)
+        if stated and against and _shared(said, counterpart) >= MIN_SHARED_WORDS:
+            changed.append(share * len(stated - against) / len(stated))
+    return math.fsum(changed)

@@ -70,10 +70,13 @@ class SemanticMatchResult:
         sentence: Cosine of the cleaned texts' sentence embeddings.
         paragraph: The raw texts' cosine rescaled by the baseline.
         paragraph_cosine: The raw texts' cosine (a plain sentence-embedding cosine).
-        negation_flip: 1.0 where exactly one text negates, else 0.0 (see
-            :mod:`~opik_semantic_metrics.semantic.flips`).
-        changed_numbers: The share of the output's numbers the reference does not
-            state, where both state numbers; else 0.0.
+        negation_flip: The share of the output's words in sentences where exactly one
+            of the sentence and its aligned reference sentence negates: 1.0 or 0.0 for
+            one-sentence texts (see :mod:`~opik_semantic_metrics.semantic.flips`).
+        changed_numbers: The share of the output's numbers its aligned reference
+            sentences do not state, each sentence weighted by its share of the words.
+        sentences: The mean of the two texts' sentence counts, which sets the pair's
+            weights (see :mod:`~opik_semantic_metrics.semantic.combine`).
         snapped: The score was snapped to 1.0.
         status: ``"scored"``, or why not (see
             :mod:`~opik_semantic_metrics.semantic.statuses`).
@@ -90,6 +93,7 @@ class SemanticMatchResult:
     paragraph_cosine: float | None
     negation_flip: float | None
     changed_numbers: float | None
+    sentences: float | None
     snapped: bool
     status: Status
     output_truncated: bool
@@ -110,6 +114,7 @@ def unscored(status: Status) -> SemanticMatchResult:
         paragraph_cosine=None,
         negation_flip=None,
         changed_numbers=None,
+        sentences=None,
         snapped=False,
         status=status,
         output_truncated=False,

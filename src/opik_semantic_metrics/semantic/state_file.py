@@ -2,7 +2,9 @@
 
 The file holds the idf of the word pieces, the paragraph baseline and where it came from,
 the model it was fitted for (word-piece ids differ between models) and the calibration,
-if any. Version 1 has no calibration, version 2 a calibration without flip penalties.
+if any. Version 1 has no calibration, version 2 a calibration without flip penalties,
+version 3 one whose flip checks read the texts whole; version 4 (written now) says how its
+checks read the texts and whether its weights move with the sentence count.
 """
 
 from __future__ import annotations
@@ -14,15 +16,20 @@ from typing import Final
 
 from opik_semantic_metrics.input_files import read_json
 from opik_semantic_metrics.output_files import replace_file
-from opik_semantic_metrics.semantic.combine import Combination, check_baseline
+from opik_semantic_metrics.semantic.combine import (
+    DEFAULT_LONG_SENTENCES,
+    Combination,
+    check_baseline,
+)
 from opik_semantic_metrics.semantic.idf import SmoothedIdf
 from opik_semantic_metrics.semantic.results import DEFAULT_PARAGRAPH_BASELINE, FittedState
 
 _STATE_FORMAT: Final = "opik-semantic-metrics/semantic-match-state"
-_STATE_VERSION: Final = 3
+_STATE_VERSION: Final = 4
 #: Versions :func:`read_state` reads: 1 has no calibration, 2 a calibration
-#: without flip penalties (it was fitted and scored without them, so they load as 0).
-_READABLE_VERSIONS: Final = (1, 2, 3)
+#: without flip penalties (it was fitted and scored without them, so they load as 0), 3
+#: one with whole-text flip checks and one weight triple (they load so).
+_READABLE_VERSIONS: Final = (1, 2, 3, 4)
 _BASELINE_SOURCES: Final = ("fitted", "fixed", "default")
 
 
@@ -48,6 +55,11 @@ def _combination_json(combination: Combination) -> dict[str, object]:
         "softness": combination.softness,
         "negation_penalty": combination.negation_penalty,
         "number_penalty": combination.number_penalty,
+        "long_weights": None
+        if combination.long_weights is None
+        else list(combination.long_weights),
+        "long_sentences": combination.long_sentences,
+        "aligned_flips": combination.aligned_flips,
     }
 
 
@@ -57,12 +69,22 @@ def _combination_from_json(data: object, version: int) -> Combination | None:
         return None
     if not isinstance(data, dict):
         raise ValueError(f"a calibration must be an object, got {type(data).__name__}")
-    curve = (data["weights"], data["floor"], data["snap"], data["softness"])
+    weights, floor, snap, softness = data["weights"], data["floor"], data["snap"], data["softness"]
     # Version 2 calibrations were fitted and scored without flip penalties.
     penalties = (data["negation_penalty"], data["number_penalty"]) if version >= 3 else (0.0, 0.0)
-    combination = Combination.create(*curve, *penalties)
+    # Before version 4: one weight triple, and flip checks that read the texts whole.
+    long_weights, long_sentences, aligned = None, DEFAULT_LONG_SENTENCES, False
+    if version >= 4:
+        long_weights, long_sentences = data["long_weights"], data["long_sentences"]
+        aligned = data["aligned_flips"]
+        if not isinstance(aligned, bool):
+            raise ValueError(f"aligned_flips must be true or false, got {aligned!r}")
+    negation, numbers = penalties
+    combination = Combination.create(
+        weights, floor, snap, softness, negation, numbers, long_weights, long_sentences, aligned,
+    )  # fmt: skip
     # Weights saved normalised load unchanged: normalising them again could move the last bit.
-    word, sentence, paragraph = (float(weight) for weight in data["weights"])
+    word, sentence, paragraph = (float(weight) for weight in weights)
     return dataclasses.replace(combination, weights=(word, sentence, paragraph))
 
 

@@ -4,12 +4,13 @@ They get a defined score and a status, never an exception:
 
 - an empty output or reference, or one of only whitespace, control and zero-width
   characters: 0.0 (``empty_output``, ``empty_reference``);
-- an output or reference with no word outside NLTK's whole stop-word list (only stop
-  words and punctuation; so whatever the cleaning, "No" is no answer to compare with "Yes"):
-  0.0 (``no_content_output``, ``no_content_reference``), except that when
-  both are like that and have the same words (ignoring case and punctuation, as "No."
-  and "no"), the answers are identical and score 1.0 (``same_stop_words``); texts of
-  punctuation alone have no words, so "?" against "?" scores 0.0.
+- an output or reference with no word at all (punctuation alone, as "?" or "..."): 0.0
+  (``no_content_output``, ``no_content_reference``); so "?" against "?" scores 0.0.
+  A text of stop words alone ("I can do that.") is scored on all its words (cleaning
+  never empties a text that has words, see :mod:`~opik_semantic_metrics.semantic.cleaning`),
+  except that when both texts are of stop words alone (NLTK's whole list) and have the
+  same words (ignoring case and punctuation, as "No." and "no"), the answers are
+  identical and score 1.0 (``same_stop_words``).
 - an output or reference none of whose words the model's vocabulary holds (its tokenizer
   gives only [UNK], as MiniLM's for Amharic, or drops every character): 0.0
   (``unknown_words_output``, ``unknown_words_reference``), for the model cannot read it:
@@ -26,7 +27,7 @@ from __future__ import annotations
 from typing import Final, Literal
 
 from opik_semantic_metrics.inputs import is_blank
-from opik_semantic_metrics.semantic.cleaning import word_forms
+from opik_semantic_metrics.semantic.cleaning import has_words, word_forms
 from opik_semantic_metrics.semantic.levels import WeightedPieces
 
 Status = Literal[
@@ -44,22 +45,24 @@ Status = Literal[
 SAME_STATUSES: Final = ("same_stop_words", "same_unknown_words")
 
 
-def text_status(output: str, reference: str, clean_output: str, clean_reference: str) -> Status:
+def text_status(
+    output: str, reference: str, output_has_content: bool, reference_has_content: bool
+) -> Status:
     """The status a pair's texts give before encoding: ``"scored"`` unless a rule above
-    on empty or content-free texts applies (``clean_*`` have every stop word left out)."""
+    on empty or wordless texts applies (``*_has_content``: the text has a word outside
+    NLTK's whole stop-word list)."""
     if is_blank(output):
         return "empty_output"
     if is_blank(reference):
         return "empty_reference"
-    if not clean_output and not clean_reference:
-        # Punctuation alone ("?" against "...") is no answer, not the same answer.
-        output_words = word_forms(output)
-        same = bool(output_words) and output_words == word_forms(reference)
-        return "same_stop_words" if same else "no_content_output"
-    if not clean_output:
+    if not has_words(output):
         return "no_content_output"
-    if not clean_reference:
+    if not has_words(reference):
         return "no_content_reference"
+    if not (output_has_content or reference_has_content) and word_forms(output) == word_forms(
+        reference
+    ):
+        return "same_stop_words"
     return "scored"
 
 
