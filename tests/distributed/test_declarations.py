@@ -88,6 +88,8 @@ def _non_default(files: Path, minilm: Path) -> dict[type[PackageMetric], dict[st
             "cleaning": "all_stop_words",
             "negation_penalty": 0.3,
             "number_penalty": 0.1,
+            "long_weights": (0.5, 0.3, 0.2),
+            "long_sentences": 3,
         },
         COMET: {
             "model": str(COMET_FIXTURE),
