@@ -156,3 +156,32 @@ def test_batches_still_run_while_python_shuts_down():
     )
     assert finished.returncode == 0, finished.stderr
     assert sorted(finished.stdout.splitlines()) == ["atexit [3, 3]", "late thread [4, 11]"]
+
+
+def test_a_callers_set_num_threads_leaves_each_worker_one_mkl_thread():
+    # torch.set_num_threads also fixes MKL's count for every thread: a worker that lowered
+    # OpenMP's count alone ran each matrix product on all the cores, every worker at once.
+    program = textwrap.dedent(
+        """
+        import ctypes, pathlib, torch
+        from opik_semantic_metrics.batching.cpu_parallel import map_batches
+
+        library = pathlib.Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"
+        try:
+            mkl_threads = ctypes.CDLL(str(library)).MKL_Get_Max_Threads
+        except (AttributeError, OSError):
+            print("no MKL")
+            raise SystemExit(0)
+        torch.set_num_threads(2)
+        print(map_batches(lambda batch: mkl_threads(), [[1], [2], [3]], torch.device("cpu")))
+        print(mkl_threads())
+        """
+    )
+    finished = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert finished.returncode == 0, finished.stderr
+    if finished.stdout.strip() == "no MKL":
+        pytest.skip("this PyTorch build has no MKL")
+    # Each worker runs on one MKL thread; the caller keeps the count it asked for.
+    assert finished.stdout.splitlines() == ["[1, 1, 1]", "2"]

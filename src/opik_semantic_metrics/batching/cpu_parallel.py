@@ -16,7 +16,10 @@ workers that share the cores between them, so that two micro-batches compute sid
 side.
 
 Each worker lowers only its own OpenMP thread count (``omp_set_num_threads`` acts on the
-calling thread). ``torch.set_num_threads`` is not used: it would also change the count
+calling thread), and MKL's where PyTorch is built with MKL (``MKL_Set_Num_Threads_Local``):
+a caller's ``torch.set_num_threads`` fixes MKL's count for every thread, and a worker
+that lowered OpenMP's alone would still run each matrix product on all the cores, every
+worker at once. ``torch.set_num_threads`` is not used: it would also change the count
 every thread created afterwards starts with, the caller's included. Where OpenMP's
 function cannot be found (PyTorch builds without OpenMP, or whose OpenMP is not loaded
 globally) batches run one after another, as they do on GPUs.
@@ -25,11 +28,14 @@ globally) batches run one after another, as they do on GPUs.
 from __future__ import annotations
 
 import ctypes
+import functools
 import itertools
 import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TypeVar
 
 import torch
@@ -45,12 +51,23 @@ _pool_lock = fork_safe_lock()
 _pool: ThreadPoolExecutor | None = None
 _pool_key = (0, 0)  # (process id, size) the pool was made for
 _in_worker = threading.local()
+_SHARED_LIBRARY_SUFFIX = {"darwin": ".dylib", "win32": ".dll"}.get(sys.platform, ".so")
 
 
 def _set_openmp_threads() -> Callable[[int], object] | None:
     """OpenMP's ``omp_set_num_threads`` as loaded by PyTorch, if it is visible."""
     try:
         return ctypes.CDLL(None).omp_set_num_threads
+    except (AttributeError, OSError):
+        return None
+
+
+@functools.cache
+def _set_mkl_local_threads() -> Callable[[int], object] | None:
+    """MKL's per-thread ``MKL_Set_Num_Threads_Local`` in PyTorch's CPU library, if any."""
+    library = Path(torch.__file__).parent / "lib" / f"libtorch_cpu{_SHARED_LIBRARY_SUFFIX}"
+    try:
+        return ctypes.CDLL(str(library)).MKL_Set_Num_Threads_Local
     except (AttributeError, OSError):
         return None
 
@@ -64,6 +81,9 @@ def use_threads(count: int) -> None:
     set_threads = _set_openmp_threads()
     if set_threads is not None:
         set_threads(count)
+    set_mkl_threads = _set_mkl_local_threads()
+    if set_mkl_threads is not None:
+        set_mkl_threads(count)
     _in_worker.active = True
 
 

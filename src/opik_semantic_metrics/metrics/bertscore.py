@@ -68,9 +68,8 @@ class BERTScore(PackageMetric):
         baseline_path: A baseline file of your own in bert_score's format.
         lang: Language code for the default model and the packaged baseline.
         device: ``"cpu"``, ``"cuda"``...; ``None`` picks CUDA when available. On a CPU, size
-            threads with ``OMP_NUM_THREADS`` before Python starts: ``torch.set_num_threads``
-            oversubscribes the side-by-side workers, at half the speed (the docs' "GPU and
-            fast mode" page).
+            threads with ``OMP_NUM_THREADS`` before Python starts (the docs' "GPU and fast
+            mode" page).
         name: Metric name; the three results are ``<name>_f1``, ``<name>_precision``,
             ``<name>_recall``.
         track: Track the metric's calls in Opik.

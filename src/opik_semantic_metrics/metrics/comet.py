@@ -66,9 +66,8 @@ class COMET(PackageMetric):
         batch_size: Most sequences per forward pass, and most concurrent :meth:`score`
             calls coalesced into one batch.
         device: ``"cpu"``, ``"cuda"``...; ``None`` picks CUDA when available. On a CPU, size
-            threads with ``OMP_NUM_THREADS`` before Python starts: ``torch.set_num_threads``
-            oversubscribes the side-by-side workers, at half the speed (the docs' "GPU and
-            fast mode" page).
+            threads with ``OMP_NUM_THREADS`` before Python starts (the docs' "GPU and fast
+            mode" page).
         dtype: Encoder weight type: float32 by default (equal to unbabel-comet);
             ``"fast"`` for bfloat16/float16 where the hardware has it
             (``docs/gpu-and-fast-mode.md`` for its deviation).

@@ -118,9 +118,8 @@ class SemanticMatch(PackageMetric):
             the word and sentence levels) or the recipe's ``"all_stop_words"``.
         paragraph_baseline: A fixed paragraph baseline instead of the fitted one.
         device: ``"cpu"``, ``"cuda"``...; ``None`` picks CUDA when available. On a CPU, size
-            threads with ``OMP_NUM_THREADS`` before Python starts: ``torch.set_num_threads``
-            oversubscribes the side-by-side workers, at half the speed (the docs' "GPU and
-            fast mode" page).
+            threads with ``OMP_NUM_THREADS`` before Python starts (the docs' "GPU and fast
+            mode" page).
         name: Metric name.
         track: Track the metric's calls in Opik.
         project_name: Opik project for the tracked calls.
