@@ -300,3 +300,13 @@ def test_fit_is_refused_for_a_metric_that_fits_nothing(tmp_path, capsys, ray_clu
     out = str(tmp_path / "out.parquet")
     assert main(["score-dataset", str(source), "--fit", "--out", out]) == 2
     assert "--fit is no setting of --metric bertscore" in capsys.readouterr().err
+
+
+def test_a_users_subclass_does_not_take_the_package_metrics_place():
+    # A subclass inherits its parent's kind; once it replaced SemanticMatch in the registry,
+    # every SemanticMatch rebuilt for Ray or the command line came back as the subclass.
+    class CustomSemanticMatch(SemanticMatch):
+        pass
+
+    assert PackageMetric.registered()["semantic_match"] is SemanticMatch
+    assert CustomSemanticMatch.kind == "semantic_match"

@@ -99,7 +99,9 @@ class PackageMetric(base_metric.BaseMetric):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.kind:
+        # Only a class that names its own kind: a user's subclass of SemanticMatch
+        # inherits "semantic_match", and must not take the package metric's place.
+        if cls.__dict__.get("kind"):
             PackageMetric._registry[cls.kind] = cls
         init = cls.__dict__.get("__init__")
         if init is not None:
