@@ -59,6 +59,9 @@ DEFAULT_LONG_WEIGHTS: Final = (0.65, 0.35, 0.0)
 DEFAULT_LONG_SENTENCES: Final = 2
 #: Default penalty of a pair where exactly one text negates.
 DEFAULT_NEGATION_PENALTY: Final = 0.15
+#: Plain cosines of the two texts between which the negation check counts partly: below
+#: the first, none (the encoder already set the texts apart), from the second, fully.
+NEGATION_COSINES: Final = (0.6, 0.8)
 #: Default penalty of a pair whose output states only numbers the reference does not
 #: (scaled by their share of the output's numbers).
 DEFAULT_NUMBER_PENALTY: Final = 0.2
@@ -72,6 +75,22 @@ DEFAULT_FLOOR: Final = 0.25
 DEFAULT_SOFTNESS: Final = 0.15
 #: Scores at or above the snap become 1.0 (``None``: no snapping).
 DEFAULT_SNAP: Final = 0.99
+
+
+def negation_unseen(cosine: float) -> float:
+    """How much of a one-sided negation the encoder missed, from the texts' plain cosine.
+
+    0 at or below the first of :data:`NEGATION_COSINES`, 1 from the second, linear
+    between: an encoder that reads "not" (all-mpnet-base-v2 puts a sentence and its
+    negation at a median cosine near 0.5) is not penalised again for what it saw, while
+    one that barely does (all-MiniLM-L6-v2: near 0.8) is.
+
+    Example:
+        >>> negation_unseen(0.9), negation_unseen(0.7), negation_unseen(0.5)
+        (1.0, 0.5, 0.0)
+    """
+    low, high = NEGATION_COSINES
+    return min(max((cosine - low) / (high - low), 0.0), 1.0)
 
 
 def rescale_by_baseline(cosine: float, baseline: float) -> float:

@@ -2,18 +2,16 @@
 
 The engine knows nothing of Opik. It takes ``candidates`` (model outputs) and
 ``references`` (a string each, or a list of strings that together form one answer: the
-non-blank parts are joined with ``", "``) and returns one frozen
-:class:`SemanticMatchResult` per pair. The formula is in
-:mod:`~opik_semantic_metrics.semantic.levels` and
+non-blank parts are joined with ``", "``) and returns one frozen :class:`SemanticMatchResult`
+per pair. The formula is in :mod:`~opik_semantic_metrics.semantic.levels` and
 :mod:`~opik_semantic_metrics.semantic.combine`; here are the embeddings, the corpus
 statistics and the rules for texts that cannot be scored.
 
 **Embeddings** (:mod:`~opik_semantic_metrics.semantic.encoding`). One forward pass per
 distinct text gives both its sentence embedding (pooled as the model's
 sentence-transformers files say, see :mod:`~opik_semantic_metrics.semantic.pooling`) and
-its contextual word-piece vectors.
-Both are kept in the process-wide embedding cache, keyed on the exact text, so a
-reference shared by many items, metrics or experiments is encoded once.
+its contextual word-piece vectors. Both are kept in the process-wide embedding cache, keyed
+on the exact text, so a reference shared by many items, metrics or experiments is encoded once.
 
 **Word-piece vectors** (``token_vectors``). The layered semantic score's recipe does not
 say how the vector of a word piece is made. ``"contextual"`` (the default) takes the
@@ -93,6 +91,7 @@ from opik_semantic_metrics.semantic.combine import (
     RECIPE_WEIGHTS,
     Combination,
     check_baseline,
+    negation_unseen,
     rescale_by_baseline,
 )
 from opik_semantic_metrics.semantic.encoding import EncodingMixin
@@ -548,12 +547,14 @@ class SemanticMatchEngine(EncodingMixin):
         aligned = combination.aligned_flips
         # Sentence by sentence, the checks read as many leading words as the model reads
         # tokens at most (a word is one token or more): all the model reads, whichever way
-        # the text was cut, and a bound on their work for over-long texts. The whole-text
-        # checks of calibrations saved before version 4 read the whole texts, as fitted.
-        said, expected = item.output, item.reference
+        # the text was cut, and a bound on their work for over-long texts; a negation
+        # counts as far as the encoder's own cosine missed it. The whole-text checks of
+        # calibrations saved before version 4 read the whole texts, as fitted.
+        said, expected, unseen = item.output, item.reference, 1.0
         if aligned:
             said, expected = self._leading_words(said), self._leading_words(expected)
-        flipped = negation_flip(said, expected, aligned=aligned)
+            unseen = negation_unseen(paragraph_cosine)
+        flipped = negation_flip(said, expected, aligned=aligned) * unseen
         changed = changed_numbers(said, expected, aligned=aligned)
         count = (len(sentences(said)) + len(sentences(expected))) / 2
         raw = combination.raw(word.f1, sentence, paragraph, flipped, changed, count)
