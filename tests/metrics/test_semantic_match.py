@@ -90,8 +90,11 @@ def test_fitted_metadata(fitted, stsb_pairs):
 
 def test_metadata_and_reason_name_the_flips_found(metric):
     negated = metric.score(output="The store is not open.", reference="The store is open.")
-    assert negated.metadata["negation_flip"] == 1.0
-    assert "one text negates, the other not (-0.15)" in negated.reason
+    # all-MiniLM-L6-v2 barely reads the "not": the check counts what its cosine missed.
+    cosine = negated.metadata["paragraph_cosine"]
+    assert 0.6 < cosine < 0.8
+    assert negated.metadata["negation_flip"] == pytest.approx((cosine - 0.6) / 0.2)
+    assert f"a one-sided negation counted at {(cosine - 0.6) / 0.2:.0%}" in negated.reason
     renumbered = metric.score(output="5 men and 2 dogs.", reference="5 men and 3 dogs.")
     assert renumbered.metadata["changed_numbers"] == 0.5
     assert (
@@ -112,7 +115,8 @@ def test_metadata_and_reason_name_the_flips_found(metric):
     assert meta["weights"] == pytest.approx({"word": 0.65, "sentence": 0.35, "paragraph": 0.0})
     raw = 0.65 * meta["word"] + 0.35 * meta["sentence"] - 0.15 * 6 / 10
     assert meta["raw_score"] == pytest.approx(raw)
-    assert "sentences holding 60% of the output's words negate" in partly.reason
+    assert partly.metadata["paragraph_cosine"] > 0.8  # the encoder missed all of it
+    assert "a one-sided negation counted at 60%" in partly.reason
     unchecked = SemanticMatch(device="cpu", track=False, negation_penalty=0, number_penalty=0)
     plain = unchecked.score(output="The store is not open.", reference="The store is open.")
     assert "negates" not in plain.reason and plain.value > negated.value

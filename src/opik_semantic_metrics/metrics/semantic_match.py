@@ -103,8 +103,9 @@ class SemanticMatch(PackageMetric):
         softness: Width of the curve's bend (default 0.15); 0 is the recipe's hard
             floor, under which raw scores at or below ``floor`` all score exactly 0.
         negation_penalty: Subtracted, times the share of the output's words in
-            sentences where exactly one of an aligned pair of sentences negates, from the
-            raw score (default 0.15; 0 turns the check off).
+            sentences where exactly one of an aligned pair of sentences negates and times
+            how much of that the texts' plain cosine missed (none at 0.6 or below, all
+            from 0.8), from the raw score (default 0.15; 0 turns the check off).
         number_penalty: Subtracted, times the share of the output's numbers its aligned
             reference sentences do not state, from the raw score (default 0.2; 0 turns
             it off).
@@ -428,8 +429,9 @@ class SemanticMatch(PackageMetric):
                 parts.append(f"one text negates, the other not (-{penalty:.3g})")
             else:
                 parts.append(
-                    f"sentences holding {result.negation_flip:.0%} of the output's words negate "
-                    f"where the reference's do not, or the reverse (-{penalty:.3g})"
+                    f"a one-sided negation counted at {result.negation_flip:.0%} (its "
+                    "sentences' share of the output's words, times what the encoder's cosine "
+                    f"missed of it) (-{penalty:.3g})"
                 )
         if result.changed_numbers and combination.number_penalty:
             parts.append(

@@ -71,8 +71,10 @@ class SemanticMatchResult:
         paragraph: The raw texts' cosine rescaled by the baseline.
         paragraph_cosine: The raw texts' cosine (a plain sentence-embedding cosine).
         negation_flip: The share of the output's words in sentences where exactly one
-            of the sentence and its aligned reference sentence negates: 1.0 or 0.0 for
-            one-sentence texts (see :mod:`~opik_semantic_metrics.semantic.flips`).
+            of the sentence and its aligned reference sentence negates (1.0 or 0.0 for
+            one-sentence texts, see :mod:`~opik_semantic_metrics.semantic.flips`), times
+            how much of it the plain cosine missed
+            (:func:`~opik_semantic_metrics.semantic.combine.negation_unseen`).
         changed_numbers: The share of the output's numbers its aligned reference
             sentences do not state, each sentence weighted by its share of the words.
         sentences: The mean of the two texts' sentence counts, which sets the pair's
