@@ -22,6 +22,23 @@ class CliError(Exception):
     """A problem the user can fix (a file, an argument); printed as one line, exit code 2."""
 
 
+def quiet_model_libraries() -> None:
+    """No model-loading bars or library advice from transformers and huggingface_hub.
+
+    Called once a command is about to load a model: importing transformers takes seconds
+    (and, before transformers 5, PyTorch), which a command that refuses its input first
+    should not pay.
+    """
+    from huggingface_hub.utils import logging as hub_logging
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.set_verbosity_error()
+    transformers_logging.disable_progress_bar()
+    # huggingface_hub prints its warnings ("Retrying in 1s") with a handler of its own:
+    # passed on to ours as well, each would print twice.
+    hub_logging.disable_propagation()
+
+
 def json_text(document: object) -> str:
     """``document`` as strict JSON: a NaN or infinite number as ``null``, since JSON has no
     such numbers (an undefined BERTScore with idf, an infinite t statistic)."""

@@ -26,7 +26,7 @@ from opik_semantic_metrics.cli import (
     score_dataset,
     semantic_match,
 )
-from opik_semantic_metrics.cli.common import CliError
+from opik_semantic_metrics.cli.common import CliError, quiet_model_libraries
 from opik_semantic_metrics.errors import InputError, ModelUnavailableError
 
 PROGRAM = "opik-semantic-metrics"
@@ -55,16 +55,8 @@ def _configure_output(loads_models: bool = True) -> None:
     transformers takes seconds, which a command that reads numbers should not pay.
     """
     logging.basicConfig(level=logging.WARNING, format=f"{PROGRAM}: warning: %(message)s")
-    if not loads_models:
-        return
-    from huggingface_hub.utils import logging as hub_logging
-    from transformers.utils import logging as transformers_logging
-
-    transformers_logging.set_verbosity_error()
-    transformers_logging.disable_progress_bar()
-    # huggingface_hub prints its warnings ("Retrying in 1s") with a handler of its own:
-    # passed on to ours as well, each would print twice.
-    hub_logging.disable_propagation()
+    if loads_models:
+        quiet_model_libraries()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from opik_semantic_metrics.cli.common import CliError
+from opik_semantic_metrics.cli.common import CliError, quiet_model_libraries
 from opik_semantic_metrics.cli.dataset_check import check_dataset_input
 
 #: The metrics, by their command-line names (a metric's ``kind``, with hyphens).
@@ -78,7 +78,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--out", required=True, help="output: .parquet, .jsonl or .csv file, or a directory"
     )
-    parser.set_defaults(run=run)
+    # Its input is checked before the model libraries are imported (run).
+    parser.set_defaults(run=run, loads_models=False)
 
 
 def parse_columns(text: str | None) -> dict[str, str]:
@@ -130,6 +131,7 @@ def _metric(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     # Before Ray starts (tens of seconds): a file of another kind, or a missing column.
     check_dataset_input(args.input, args.metric, parse_columns(args.columns))
+    quiet_model_libraries()
     try:
         import ray
 
