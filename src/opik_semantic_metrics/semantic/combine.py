@@ -86,7 +86,7 @@ def negation_unseen(cosine: float) -> float:
     one that barely does (all-MiniLM-L6-v2: near 0.8) is.
 
     Example:
-        >>> negation_unseen(0.9), negation_unseen(0.7), negation_unseen(0.5)
+        >>> negation_unseen(0.9), round(negation_unseen(0.7), 6), negation_unseen(0.5)
         (1.0, 0.5, 0.0)
     """
     low, high = NEGATION_COSINES
