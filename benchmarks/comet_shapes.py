@@ -48,7 +48,7 @@ os.environ.setdefault("OPIK_TRACK_DISABLE", "true")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 sys.path.insert(0, str(Path(__file__).parent))
-from comet_throughput import workload
+from comet_throughput import _evaluate, workload
 from suite_log import record
 
 STEP = "comet_shapes"
@@ -118,21 +118,6 @@ def _synchronize(device: str) -> None:
         import torch
 
         torch.cuda.synchronize()
-
-
-def _evaluate(metric, samples: list[dict[str, str]]):
-    import opik
-
-    items = [
-        {"input": sample["src"], "translation": sample["mt"], "reference": sample["ref"]}
-        for sample in samples
-    ]
-    return opik.evaluate_on_dict_items(
-        items=items,
-        task=lambda item: {"output": item["translation"]},
-        scoring_metrics=[metric],
-        scoring_threads=16,
-    )
 
 
 def run_case(case: str, model_dir: Path, segments: int, device: str) -> dict[str, object]:
