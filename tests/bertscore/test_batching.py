@@ -193,7 +193,7 @@ def test_out_of_memory_in_the_greedy_match_halves_its_batch(stsb_lists, monkeypa
         "all-MiniLM-L6-v2", device="cpu", batch_size=32, cache=EmbeddingCache()
     )
     got = prf_table(engine.score(candidates[:30], references[:30]))
-    assert failures[0] == 30 and engine._match_batch_size.size <= 8
+    assert failures[0] == 30 and engine.match_batch_size.size <= 8
     assert engine.forward_batches.size == 32  # the forward passes fitted
     assert (got - expected).abs().max().item() <= TOLERANCE
     failures.clear()

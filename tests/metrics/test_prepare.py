@@ -76,7 +76,7 @@ def test_bertscore_items_in_opik_encode_only_outputs_after_prepare(bertscore, st
     unprepared = _in_opik(bertscore, outputs, references)
 
     engine.cache = cache = EmbeddingCache()
-    encoded = _recording(engine, "_encode_and_embed")
+    encoded = _recording(engine, "_encode_uncached")
     distinct: set[str] = set()
     for reference in references:
         distinct.update([reference] if isinstance(reference, str) else reference)
@@ -85,7 +85,7 @@ def test_bertscore_items_in_opik_encode_only_outputs_after_prepare(bertscore, st
     encoded.clear()
     misses = cache.misses
     prepared = _in_opik(bertscore, outputs, references)
-    del engine._encode_and_embed
+    del engine._encode_uncached
 
     assert cache.misses == misses
     assert not set(encoded) & (distinct - set(outputs))
@@ -113,7 +113,7 @@ def test_bertscore_fit_idf_prepares_the_references():
     references = ["A cat sits on the mat.", "Two dogs run in the park.", "A cat sits on the mat."]
     metric.fit_idf(references)
     assert len(cache) == 2
-    encoded = _recording(metric.engine, "_encode_and_embed")
+    encoded = _recording(metric.engine, "_encode_uncached")
     metric.score_batch(["A cat sat.", "Dogs run."], references[:2])
     assert encoded == ["A cat sat.", "Dogs run."]
 

@@ -613,7 +613,7 @@ def test_out_of_memory_in_the_word_level_match_halves_its_batch(monkeypatch, sts
     monkeypatch.setattr(levels, "greedy_match", failing_over(8, levels.greedy_match, failures))
     engine = SemanticMatchEngine("all-MiniLM-L6-v2", cache=EmbeddingCache(), **options)
     words = [result.word for result in engine.score(outputs, references)]
-    assert failures and engine._match_batch_size.size <= 8
+    assert failures and engine.match_batch_size.size <= 8
     assert engine.forward_batches.size == 32
     assert words == pytest.approx(expected_scores, abs=1e-6)
     assert len(set(expected_scores)) > 20  # real, distinct word levels

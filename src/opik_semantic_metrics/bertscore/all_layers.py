@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 import torch
 
-from opik_semantic_metrics.batching.memory import HalvingBatchSize
 from opik_semantic_metrics.bertscore.baseline import Baseline, compute_baseline
 from opik_semantic_metrics.bertscore.embedding import EmbeddingMixin, TextEmbedding
 from opik_semantic_metrics.bertscore.matching import match_pairs
@@ -16,8 +15,6 @@ from opik_semantic_metrics.inputs import check_pairs
 class AllLayersMixin(EmbeddingMixin):
     """Scores at every layer and per-layer baselines, for
     :class:`~opik_semantic_metrics.bertscore.engine.BERTScoreEngine`."""
-
-    _match_batch_size: HalvingBatchSize
 
     def score_all_layers(self, candidates: list[str], references: list[str]) -> torch.Tensor:
         """P, R, F at every layer from 0 to the engine's layer: ``(layers, 3, pairs)``.
@@ -40,7 +37,7 @@ class AllLayersMixin(EmbeddingMixin):
                 )
             }
             # In length-sorted batches that halve on out of memory, as every score is.
-            layer_scores, _, _ = match_pairs(pairs, at_layer, self._match_batch_size)
+            layer_scores, _, _ = match_pairs(pairs, at_layer, self.match_batch_size)
             scores.append(layer_scores.T)
         return torch.stack(scores)
 

@@ -1,5 +1,6 @@
-"""BERTScore's token embeddings: the model loaded on first use, idf weights, the cache,
-and the length-sorted forward passes (at one layer, or at every layer for baselines)."""
+"""BERTScore's token embeddings: the model and its bert_score-faithful tokenization, idf
+weights, the cache, and the forward passes (at one layer, or at every layer for baselines),
+on the encoder engines' skeleton (``batching/engine.py``)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from typing import Any
 
 import torch
 
-from opik_semantic_metrics.batching.cache import EmbeddingCache
-from opik_semantic_metrics.batching.forward import ForwardBatches
+from opik_semantic_metrics.batching.engine import EncoderEngine
 from opik_semantic_metrics.batching.lengths import padded_batch
 from opik_semantic_metrics.bertscore.idf import IdfTable, uniform_weights
+from opik_semantic_metrics.bertscore.results import BERTScoreResult
 from opik_semantic_metrics.bertscore.tokenize import EncodedText, TextEncoder
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import as_list, item_name, reference_texts
@@ -33,36 +34,25 @@ class TextEmbedding:
     weights: torch.Tensor
 
 
-class EmbeddingMixin:
+class EmbeddingMixin(EncoderEngine[tuple[str, Reference], BERTScoreResult]):
     """The embedding half of :class:`~opik_semantic_metrics.bertscore.engine.BERTScoreEngine`."""
 
     num_layers: int
     idf: bool
     idf_table: IdfTable | None
-    cache: EmbeddingCache
     _load_args: dict[str, Any]
-    _encoder: LoadedEncoder | None
-    _text_encoder: TextEncoder | None
-    forward_batches: ForwardBatches
+    #: The shared model and tokenizer.
+    encoder: LoadedEncoder
+    #: bert_score-faithful tokenization for this model.
+    text_encoder: TextEncoder
 
     # -- loading -----------------------------------------------------------------------
 
-    @property
-    def encoder(self) -> LoadedEncoder:
-        """The shared model and tokenizer, loaded on first use."""
-        if self._encoder is None:
-            self._encoder = load_encoder(**self._load_args)
-        return self._encoder
-
-    @property
-    def text_encoder(self) -> TextEncoder:
-        """bert_score-faithful tokenization for this model."""
-        if self._text_encoder is None:
-            encoder = self.encoder
-            self._text_encoder = TextEncoder(
-                encoder.tokenizer, encoder.max_length, encoder.tokenizer_lock
-            )
-        return self._text_encoder
+    def _load(self) -> None:
+        self.encoder = load_encoder(**self._load_args)
+        self.text_encoder = TextEncoder(
+            self.encoder.tokenizer, self.encoder.max_length, self.encoder.tokenizer_lock
+        )
 
     def _check_idf_fitted(self) -> None:
         if self.idf and self.idf_table is None:
@@ -118,7 +108,7 @@ class EmbeddingMixin:
             for index, item in enumerate(items)
             for text in reference_texts(item, item_name("reference", index, len(items)))
         ]
-        return self.cache.fill(self._cache_namespace, texts, self._encode_and_embed)
+        return self._fill_cache(texts)
 
     def _embed(
         self, texts: Sequence[str], *, cached: Sequence[str] = ()
@@ -134,25 +124,21 @@ class EmbeddingMixin:
         batches as large as it can. Weights depend on the engine's idf table and are
         looked up afresh.
         """
-        namespace = self._cache_namespace
         from_cache = list(dict.fromkeys(cached))
         cached_set = set(from_cache)
         fresh = [text for text in dict.fromkeys(texts) if text not in cached_set]
-        known = self.cache.lookup(namespace, fresh)
+        known = self._cache_lookup(fresh)
         fresh = [text for text in fresh if text not in known]
         fresh_values: list[tuple[EncodedText, torch.Tensor]] = []
 
         def encode_with_fresh(missing: list[str]) -> list[tuple[EncodedText, torch.Tensor]]:
-            values = self._encode_and_embed(missing + fresh)
+            values = self._encode_uncached(missing + fresh)
             fresh_values.extend(values[len(missing) :])
             return values[: len(missing)]
 
-        if from_cache:
-            cached_values = self.cache.get_or_compute(namespace, from_cache, encode_with_fresh)
-        else:
-            cached_values = []
+        cached_values = self._cached(from_cache, encode_with_fresh) if from_cache else []
         if fresh and not fresh_values:  # every cached text was a hit
-            fresh_values = self._encode_and_embed(fresh)
+            fresh_values = self._encode_uncached(fresh)
         unique = from_cache + list(known) + fresh
         computed = cached_values + list(known.values()) + fresh_values
         weights = self._weights([encoded for encoded, _embeddings in computed])
@@ -163,7 +149,7 @@ class EmbeddingMixin:
             )
         }
 
-    def _encode_and_embed(self, texts: list[str]) -> list[tuple[EncodedText, torch.Tensor]]:
+    def _encode_uncached(self, texts: list[str]) -> list[tuple[EncodedText, torch.Tensor]]:
         encoded = self.text_encoder.encode_many(texts)
         embeddings = self._forward([item.ids for item in encoded])
         return list(zip(encoded, embeddings, strict=True))

@@ -15,9 +15,7 @@ from pathlib import Path
 import torch
 import transformers
 
-from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
-from opik_semantic_metrics.batching.forward import ForwardBatches, item_batcher, match_batch_size
-from opik_semantic_metrics.batching.microbatch import MicroBatcher
+from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.bertscore.all_layers import AllLayersMixin
 from opik_semantic_metrics.bertscore.baseline import (
     Baseline,
@@ -30,7 +28,7 @@ from opik_semantic_metrics.bertscore.idf import IdfTable, fit_idf
 from opik_semantic_metrics.bertscore.matching import best_reference_index, match_pairs
 from opik_semantic_metrics.bertscore.results import BERTScoreResult as BERTScoreResult
 from opik_semantic_metrics.bertscore.results import TokenMatch as TokenMatch
-from opik_semantic_metrics.bertscore.tokenize import EncodedText, TextEncoder
+from opik_semantic_metrics.bertscore.tokenize import EncodedText
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import (
     as_list,
@@ -42,7 +40,6 @@ from opik_semantic_metrics.inputs import (
     reference_texts,
 )
 from opik_semantic_metrics.models.devices import resolve_device, resolve_dtype
-from opik_semantic_metrics.models.encoders import LoadedEncoder
 from opik_semantic_metrics.models.layers import checked_layer
 from opik_semantic_metrics.models.registry import bertscore_layer, default_model_for_lang
 from opik_semantic_metrics.models.sources import (
@@ -87,7 +84,7 @@ def _resolved_model(
     """The model to load (``lang``'s default where none is named, as bert_score: ``lang``
     then defaults to ``"en"``), the ``lang`` that chose it, where it comes from, and its
     layer (bert_score's tuned layer where none is named), checked against the model's
-    configuration: the model itself loads on first use."""
+    configuration, before the model loads."""
     if model is None:
         lang = lang or "en"
         model = default_model_for_lang(lang)
@@ -100,7 +97,8 @@ def _resolved_model(
 
 
 class BERTScoreEngine(AllLayersMixin):
-    """BERTScore with a model loaded once and shared.
+    """BERTScore with a model loaded once per process, when the engine is built, and
+    shared (the encoder engines' skeleton: ``batching/engine.py``).
 
     Args:
         model: Hub id, local directory or ``all-MiniLM-L6-v2``. ``None`` follows bert_score:
@@ -187,17 +185,8 @@ class BERTScoreEngine(AllLayersMixin):
         self.rescale_with_baseline = rescale_with_baseline
         self.baseline_path = Path(baseline_path) if baseline_path is not None else None
         self.custom_baseline = baseline_path is not None
-        self.batch_size = batch_size
-        torch_device = resolve_device(device)
-        resolve_dtype(dtype, torch_device)  # a bad dtype fails here, not on every item
-        # Length-sorted, sized by device, halved on out of memory (batching/forward.py).
-        self.forward_batches = ForwardBatches(batch_size, torch_device)
-        self._match_batch_size = match_batch_size(batch_size, torch_device)
-        self.cache = cache if cache is not None else shared_cache()
-        # Per-item calls: workers sharing a CPU's cores, one batch at a time on a GPU.
-        self.batcher: MicroBatcher[tuple[str, Reference], BERTScoreResult] = item_batcher(
-            self._score_items, torch_device, micro_batch_size
-        )
+        # A bad dtype fails here, before the model loads, not on every item.
+        resolve_dtype(dtype, resolve_device(device))
         self.use_fast_tokenizer = use_fast_tokenizer
         self._load_args = {
             "model": model,
@@ -210,8 +199,7 @@ class BERTScoreEngine(AllLayersMixin):
         self.baseline: Baseline | None = None
         if rescale_with_baseline:
             self.baseline = self._read_baseline(model, lang, num_layers)
-        self._encoder: LoadedEncoder | None = None
-        self._text_encoder: TextEncoder | None = None
+        self._build(device, batch_size=batch_size, micro_batch_size=micro_batch_size, cache=cache)
         self.idf_table: IdfTable | None = None
         if idf_references is not None:
             self._fit_idf(idf_references, "idf_references")
@@ -333,7 +321,7 @@ class BERTScoreEngine(AllLayersMixin):
         # References repeat across items and experiments, outputs hardly ever: only the
         # references are cached, which halves the cache's memory for the same reuse.
         embedded = self._embed(candidates, cached=[reference for _, reference in pairs])
-        scores, opposite_signs, matches = match_pairs(pairs, embedded, self._match_batch_size)
+        scores, opposite_signs, matches = match_pairs(pairs, embedded, self.match_batch_size)
         # Per group: its first pair's index and its best reference's place in the group.
         best_of_group: list[tuple[int, int]] = []
         maxima = []

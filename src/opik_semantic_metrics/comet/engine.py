@@ -20,9 +20,8 @@ from pathlib import Path
 
 import torch
 
-from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
-from opik_semantic_metrics.batching.forward import ForwardBatches, item_batcher
-from opik_semantic_metrics.batching.microbatch import MicroBatcher
+from opik_semantic_metrics.batching.cache import EmbeddingCache
+from opik_semantic_metrics.batching.engine import EncoderEngine
 from opik_semantic_metrics.comet.checkpoint import (
     DEFAULT_MODEL,
     FAITHFUL_TO_COMET,
@@ -157,8 +156,9 @@ def _check_items(
     return checked
 
 
-class CometEngine:
-    """COMET scores of translations, with a model loaded once and shared.
+class CometEngine(EncoderEngine[Item, CometResult]):
+    """COMET scores of translations, with a model loaded once per process, when the engine
+    is built, and shared (the encoder engines' skeleton: ``batching/engine.py``).
 
     Args:
         model: Hub id (``Unbabel/wmt22-comet-da`` by default), model directory, or path of
@@ -204,17 +204,13 @@ class CometEngine:
         cache: EmbeddingCache | None = None,
     ) -> None:
         batch_size = check_positive_int(batch_size, "batch_size")
-        torch_device = resolve_device(device)
-        self.loaded = load_comet(
-            checked_model_name(model), torch_device, resolve_dtype(dtype, torch_device)
-        )
-        self.batch_size = batch_size
-        # Length-sorted, halved where a batch runs out of memory (batching/forward.py).
-        self.forward_batches = ForwardBatches(batch_size, torch_device)
-        self.cache = cache if cache is not None else shared_cache()
-        self._batcher: MicroBatcher[Item, CometResult] = item_batcher(
-            self._score_items, torch_device, batch_size
-        )
+        self._model = checked_model_name(model)
+        # Checked before the model loads, not on every item.
+        self._dtype = resolve_dtype(dtype, resolve_device(device))
+        self._build(device, batch_size=batch_size, micro_batch_size=batch_size, cache=cache)
+
+    def _load(self) -> None:
+        self.loaded = load_comet(self._model, self.device, self._dtype)
 
     @property
     def model_name(self) -> str:
@@ -329,11 +325,7 @@ class CometEngine:
         model = self.loaded.model
         if isinstance(model, UnifiedModel) or not texts:
             return 0
-        return self.cache.fill(
-            self._cache_namespace,
-            texts,
-            lambda batch: model.embed(batch, self.forward_batches),
-        )
+        return self._fill_cache(texts)
 
     @property
     def _cache_namespace(self) -> tuple[str | None, ...]:
@@ -348,6 +340,13 @@ class CometEngine:
             str(self.loaded.dtype),
         )
 
+    def _encode_uncached(self, texts: list[str]) -> list[SentenceEmbedding]:
+        """Regression models' sentence embeddings (unified models encode no text alone)."""
+        model = self.loaded.model
+        if not isinstance(model, RegressionModel):
+            raise TypeError(f"{type(model).__name__} encodes joined texts, never one alone.")
+        return model.embed(texts, self.forward_batches)
+
     def score_one(self, source: str, translation: str, reference: str | None = None) -> CometResult:
         """Score one item, batched with the items other threads score at the same time.
 
@@ -360,7 +359,7 @@ class CometEngine:
         [checked] = _check_items(
             [source], [translation], [reference], self.requires_references, self.reads_references
         )
-        return self._batcher.submit((source, translation, checked))
+        return self.batcher.submit((source, translation, checked))
 
     def _score_items(self, items: list[Item]) -> list[CometResult]:
         sources, translations, references = zip(*items, strict=True)
@@ -375,17 +374,8 @@ class CometEngine:
     ) -> list[CometResult]:
         with_reference = model.hparams.kind == "regression"
         texts = [*sources, *translations, *(ref for ref in references if ref is not None)]
-        namespace = self._cache_namespace
         unique = list(dict.fromkeys(texts))
-        embedded = dict(
-            zip(
-                unique,
-                self.cache.get_or_compute(
-                    namespace, unique, lambda batch: model.embed(batch, self.forward_batches)
-                ),
-                strict=True,
-            )
-        )
+        embedded = dict(zip(unique, self._cached(unique), strict=True))
         results: list[CometResult] = []
         for start in range(0, len(translations), self.batch_size):
             stop = start + self.batch_size

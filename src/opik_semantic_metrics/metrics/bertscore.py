@@ -133,9 +133,6 @@ class BERTScore(PackageMetric):
             batch_size=batch_size,
             micro_batch_size=micro_batch_size,
         )
-        # Loaded now, as SemanticMatch and COMET load theirs: a model that cannot be had
-        # fails here, once, not on every item of an experiment (each retrying the load).
-        self.engine.encoder  # noqa: B018
 
     @classmethod
     def command_line_settings(cls, given: dict[str, Any]) -> dict[str, Any]:

@@ -10,15 +10,15 @@ model's limit are read only as far as the limit keeps (``models/long_texts.py``)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import torch
 
-from opik_semantic_metrics.batching.cache import EmbeddingCache
-from opik_semantic_metrics.batching.forward import ForwardBatches
+from opik_semantic_metrics.batching.engine import EncoderEngine
 from opik_semantic_metrics.batching.lengths import padded_batch
 from opik_semantic_metrics.inputs import as_list, is_blank, item_name
 from opik_semantic_metrics.models.encoders import LoadedEncoder
+from opik_semantic_metrics.models.loading import load_encoder
 from opik_semantic_metrics.models.long_texts import (
     leading_part,
     transformers_tokenizer_reads_leading_parts,
@@ -26,9 +26,13 @@ from opik_semantic_metrics.models.long_texts import (
 from opik_semantic_metrics.semantic.cleaning import CleanedPrefixes, clean_text
 from opik_semantic_metrics.semantic.idf import SmoothedIdf
 from opik_semantic_metrics.semantic.levels import WeightedPieces
-from opik_semantic_metrics.semantic.pooling import PoolingConfig, pool
+from opik_semantic_metrics.semantic.pooling import PoolingConfig, pool, read_pooling_config
 from opik_semantic_metrics.semantic.references import Reference, reference_text
-from opik_semantic_metrics.semantic.results import FittedState, TextEncoding
+from opik_semantic_metrics.semantic.results import (
+    FittedState,
+    SemanticMatchResult,
+    TextEncoding,
+)
 
 TokenVectors = Literal["contextual", "isolated"]
 #: Word-piece markers that are not part of the piece's text (WordPiece, byte-level BPE,
@@ -45,18 +49,32 @@ def _is_word_piece(token: str) -> bool:
     return token.isalnum()
 
 
-class EncodingMixin:
+class EncodingMixin(EncoderEngine[tuple[str, Reference], SemanticMatchResult]):
     """The encoding half of :class:`~opik_semantic_metrics.semantic.engine.SemanticMatchEngine`:
-    embeddings, their cache, and :meth:`prepare`."""
+    the model, embeddings, their cache, and :meth:`prepare`, on the encoder engines'
+    skeleton (``batching/engine.py``)."""
 
     encoder: LoadedEncoder
+    model_name: str
     pooling: PoolingConfig
     max_length: int
-    cache: EmbeddingCache
     token_vectors: TokenVectors
     state: FittedState
     _stop_words: frozenset[str]
-    forward_batches: ForwardBatches
+    _load_args: dict[str, Any]
+
+    def _load(self) -> None:
+        """The model, and what the score reads of its files: pooling, length limit and
+        vocabulary."""
+        self.encoder = load_encoder(**self._load_args)
+        self.model_name = self.encoder.name
+        self.pooling = read_pooling_config(self.encoder.location)
+        self.max_length = self.pooling.max_seq_length or self.encoder.max_length
+        self._read_vocabulary()
+
+    @property
+    def _cache_namespace(self) -> tuple[object, ...]:
+        return (self.encoder.cache_key, "semantic-match-text", self.max_length)
 
     def _read_vocabulary(self) -> None:
         """Which token ids are word pieces, the special tokens that frame an isolated
@@ -82,8 +100,7 @@ class EncodingMixin:
 
     def encode(self, texts: Sequence[str]) -> list[TextEncoding]:
         """Sentence embeddings and word-piece vectors of texts, through the cache."""
-        namespace = (self.encoder.cache_key, "semantic-match-text", self.max_length)
-        return self.cache.get_or_compute(namespace, texts, self._encode_uncached)
+        return self._cached(texts)
 
     def _tokenize(self, texts: Sequence[str], **options: object) -> dict[str, torch.Tensor]:
         prepared = [text.lower() for text in texts] if self.pooling.lowercase else list(texts)
@@ -239,10 +256,9 @@ class EncodingMixin:
             if clean:
                 texts += [self._kept_part(reference), clean]
                 cleaned.append(clean)
-        namespace = (self.encoder.cache_key, "semantic-match-text", self.max_length)
-        kept = self.cache.fill(namespace, texts, self._encode_uncached)
+        kept = self._fill_cache(texts)
         if self.token_vectors == "isolated":
             # Their word pieces' isolated vectors, cached by piece id.
-            found = self.cache.lookup(namespace, cleaned)
+            found = self._cache_lookup(cleaned)
             self._weighted_pieces(list(found.values()), self.state.idf)
         return kept

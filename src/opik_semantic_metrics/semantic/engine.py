@@ -53,9 +53,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
-from opik_semantic_metrics.batching.forward import ForwardBatches, item_batcher, match_batch_size
-from opik_semantic_metrics.batching.microbatch import MicroBatcher
+from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import (
     as_list,
@@ -65,8 +63,6 @@ from opik_semantic_metrics.inputs import (
     is_blank,
     item_name,
 )
-from opik_semantic_metrics.models.devices import resolve_device
-from opik_semantic_metrics.models.loading import load_encoder
 from opik_semantic_metrics.semantic.calibration import (
     DEFAULT_FOLDS,
     MIN_PAIRS,
@@ -99,7 +95,6 @@ from opik_semantic_metrics.semantic.encoding import TokenVectors as TokenVectors
 from opik_semantic_metrics.semantic.flips import changed_numbers, negation_flip, sentences
 from opik_semantic_metrics.semantic.idf import SmoothedIdf
 from opik_semantic_metrics.semantic.levels import WordLevel, cosine, word_level
-from opik_semantic_metrics.semantic.pooling import read_pooling_config
 from opik_semantic_metrics.semantic.references import Reference as Reference
 from opik_semantic_metrics.semantic.references import checked_pairs
 from opik_semantic_metrics.semantic.references import reference_text as reference_text
@@ -283,13 +278,6 @@ class SemanticMatchEngine(EncodingMixin):
         if checked_seed is None or checked_seed < 0:
             raise ValueError(f"Expected `seed` to be a whole number of 0 or more, got {seed!r}.")
         self.seed = checked_seed
-        self.batch_size = batch_size
-        torch_device = resolve_device(device)
-        # Length-sorted, sized by device, halved on out of memory (batching/forward.py).
-        self.forward_batches = ForwardBatches(batch_size, torch_device)
-        # The word level's greedy match halves on its own (its memory is not the encoder's).
-        self._match_batch_size = match_batch_size(batch_size, torch_device)
-        self.cache = cache if cache is not None else shared_cache()
         self.fixed_baseline: float | None = None
         if paragraph_baseline is not None:
             self.fixed_baseline = check_baseline(paragraph_baseline)
@@ -300,17 +288,13 @@ class SemanticMatchEngine(EncodingMixin):
             ),
             baseline_source="default" if self.fixed_baseline is None else "fixed",
         )
-        self.encoder = load_encoder(
-            model, device=device, dtype=dtype, trust_remote_code=trust_remote_code
-        )
-        self.model_name = self.encoder.name
-        self.pooling = read_pooling_config(self.encoder.location)
-        self.max_length = self.pooling.max_seq_length or self.encoder.max_length
-        self._read_vocabulary()
-        # Per-item calls: workers sharing a CPU's cores, one batch at a time on a GPU.
-        self._batcher: MicroBatcher[tuple[str, Reference], SemanticMatchResult] = item_batcher(
-            self._score_items, torch_device, batch_size
-        )
+        self._load_args = {
+            "model": model,
+            "device": device,
+            "dtype": dtype,
+            "trust_remote_code": trust_remote_code,
+        }
+        self._build(device, batch_size=batch_size, micro_batch_size=batch_size, cache=cache)
 
     @property
     def active_combination(self) -> Combination:
@@ -527,7 +511,7 @@ class SemanticMatchEngine(EncodingMixin):
         to_score = [item for item in to_score if item.status == "scored"]
         words = word_level(
             [(pieces[item.clean_output], pieces[item.clean_reference]) for item in to_score],
-            self._match_batch_size,
+            self.match_batch_size,
         )
         for item, word in zip(to_score, words, strict=True):
             item.result = self._scored(item, word, encoded)
@@ -594,7 +578,7 @@ class SemanticMatchEngine(EncodingMixin):
             InputError: As :meth:`score`, raised in the caller's thread before batching.
         """
         checked_pairs([candidate], [reference])
-        return self._batcher.submit((candidate, reference))
+        return self.batcher.submit((candidate, reference))
 
     def _score_items(self, items: list[tuple[str, Reference]]) -> list[SemanticMatchResult]:
         return self.score([candidate for candidate, _ in items], [ref for _, ref in items])

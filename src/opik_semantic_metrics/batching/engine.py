@@ -1,0 +1,145 @@
+"""The skeleton of the three encoder engines: BERTScore's, SemanticMatch's and COMET's.
+
+Each engine is a model behind the same parts, and :class:`EncoderEngine` writes them once:
+
+- **Loading.** The model loads when the engine is built, in the engine's :meth:`_load`,
+  called by :meth:`EncoderEngine._build` once its settings are checked. A model that cannot
+  be had then fails once, with the error naming it, not on every item of an experiment
+  (``docs/design/one-model-copy.md``); the loaders keep one copy per process.
+- **The cache.** Per-text values (token or sentence embeddings) go through one
+  :class:`~opik_semantic_metrics.batching.cache.EmbeddingCache` under the engine's
+  namespace: :meth:`_cached` while scoring, :meth:`_fill_cache` in ``prepare``, both
+  computing what is missing with the engine's :meth:`_encode_uncached`.
+- **Forward passes.** :class:`~opik_semantic_metrics.batching.forward.ForwardBatches`:
+  length-sorted batches sized by device, halved where one runs out of memory.
+- **Per-item calls.** ``score_one`` checks its item in the caller's thread and hands it to
+  the engine's batcher (:func:`~opik_semantic_metrics.batching.forward.item_batcher`: one
+  CPU worker policy for all), which runs :meth:`_score_items` on the items that arrive
+  together.
+
+What differs between engines is only what they compute: which texts a ``prepare`` reads,
+what a text's cached value is, and how a list of items is scored.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, Generic, TypeVar
+
+import torch
+
+from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
+from opik_semantic_metrics.batching.forward import ForwardBatches, item_batcher, match_batch_size
+from opik_semantic_metrics.batching.memory import HalvingBatchSize
+from opik_semantic_metrics.batching.microbatch import MicroBatcher
+from opik_semantic_metrics.models.devices import resolve_device
+
+ItemT = TypeVar("ItemT")
+ResultT = TypeVar("ResultT")
+
+
+class EncoderEngine(ABC, Generic[ItemT, ResultT]):
+    """The loading, cache and batching every encoder engine shares (see the module).
+
+    An engine's constructor checks its own settings, then calls :meth:`_build`, which sets
+    up the batching and the cache and loads the model.
+
+    Attributes:
+        device: Where the model runs.
+        batch_size: The engine's ``batch_size`` setting.
+        forward_batches: Its forward passes over lists of texts.
+        match_batch_size: Most pairs of a batched similarity product (halved on out of
+            memory; its memory is not the encoder's).
+        cache: Where its per-text values are kept.
+        batcher: The batcher of its per-item calls.
+
+    Example:
+        A skeleton whose "model" upper-cases text, to show the parts:
+
+        >>> class Upper(EncoderEngine[str, str]):
+        ...     def __init__(self) -> None:
+        ...         self._build("cpu", batch_size=2, micro_batch_size=4, cache=EmbeddingCache())
+        ...     def _load(self) -> None:
+        ...         self.loaded = True
+        ...     _cache_namespace = ("upper",)
+        ...     def _encode_uncached(self, texts: list[str]) -> list[str]:
+        ...         return self.forward_batches.map(lambda b: [t.upper() for t in b], texts, len)
+        ...     def _score_items(self, items: list[str]) -> list[str]:
+        ...         return self._cached(items)
+        >>> engine = Upper()
+        >>> engine.loaded, engine._fill_cache(["ab", "c"]), engine.batcher.submit("ab")
+        (True, 2, 'AB')
+    """
+
+    device: torch.device
+    batch_size: int
+    forward_batches: ForwardBatches
+    match_batch_size: HalvingBatchSize
+    cache: EmbeddingCache
+    batcher: MicroBatcher[ItemT, ResultT]
+
+    def _build(
+        self,
+        device: str | torch.device | None,
+        *,
+        batch_size: int,
+        micro_batch_size: int,
+        cache: EmbeddingCache | None,
+    ) -> None:
+        """Set up the batching and the cache on ``device``, then load the model.
+
+        Raises:
+            ValueError: A device this machine lacks.
+            ModelUnavailableError: From :meth:`_load`: the model cannot be had.
+        """
+        self.device = resolve_device(device)
+        self.batch_size = batch_size
+        # Length-sorted, sized by device, halved on out of memory (batching/forward.py).
+        self.forward_batches = ForwardBatches(batch_size, self.device)
+        self.match_batch_size = match_batch_size(batch_size, self.device)
+        self.cache = cache if cache is not None else shared_cache()
+        # Per-item calls: workers sharing a CPU's cores, one batch at a time on a GPU.
+        self.batcher = item_batcher(self._score_items, self.device, micro_batch_size)
+        self._load()
+
+    @abstractmethod
+    def _load(self) -> None:
+        """Load the model (once per process, through its loader) and what is read of it."""
+
+    # -- the cache -----------------------------------------------------------------------
+
+    @property
+    @abstractmethod
+    def _cache_namespace(self) -> Hashable:
+        """Everything a cached value depends on besides its text."""
+
+    @abstractmethod
+    def _encode_uncached(self, texts: list[str]) -> list[Any]:
+        """The value the cache keeps of each text, in order (forward passes included)."""
+
+    def _cached(
+        self,
+        texts: Sequence[str],
+        compute: Callable[[list[str]], Sequence[Any]] | None = None,
+    ) -> list[Any]:
+        """The value of each of ``texts`` (repeats allowed), computing and keeping those not
+        cached, with ``compute`` where given, else :meth:`_encode_uncached`."""
+        return self.cache.get_or_compute(
+            self._cache_namespace, texts, compute or self._encode_uncached
+        )
+
+    def _cache_lookup(self, texts: Sequence[str]) -> dict[str, Any]:
+        """The cached values of those of ``texts`` that are cached; computes nothing."""
+        return self.cache.lookup(self._cache_namespace, texts)
+
+    def _fill_cache(self, texts: Sequence[str]) -> int:
+        """``prepare``'s pass: compute and keep the values of ``texts`` in length-sorted
+        batches, as far as the cache's bound allows; returns how many are cached."""
+        return self.cache.fill(self._cache_namespace, texts, self._encode_uncached)
+
+    # -- per-item calls ------------------------------------------------------------------
+
+    @abstractmethod
+    def _score_items(self, items: list[ItemT]) -> list[ResultT]:
+        """Score the items that arrived together, one result each, in order."""
