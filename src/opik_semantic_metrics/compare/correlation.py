@@ -39,7 +39,9 @@ from opik_semantic_metrics.compare.stats import (
 )
 from opik_semantic_metrics.inputs import check_non_negative_number
 
-#: Scores on a (documents, systems) grid: a sequence of rows or a two-dimensional array.
+#: Scores on a (documents, systems) grid, ``grid[d][s]`` being system ``s``'s score on
+#: document ``d``: a sequence of rows or a two-dimensional array. Both levels read a
+#: metric's grid and a human grid of the same shape.
 ScoreGrid: TypeAlias = Sequence[Sequence[float]] | np.ndarray
 
 
@@ -125,8 +127,7 @@ def system_level(
     """Correlation of the systems' mean metric scores with their mean human scores.
 
     Args:
-        metric: ``metric[d][s]`` = the metric's score of system ``s`` on document ``d``.
-        human: The human scores on the same grid.
+        metric, human: The metric's and the human scores, each a :data:`ScoreGrid`.
         tie_tolerance: Metric means no further apart are equal; ``0.0`` keeps all but
             those apart only by rounding.
 
@@ -159,8 +160,7 @@ def summary_level(
     """Per-document correlation over systems, averaged over documents.
 
     Args:
-        metric: ``metric[d][s]`` = the metric's score of system ``s`` on document ``d``.
-        human: The human scores on the same grid.
+        metric, human: The metric's and the human scores, each a :data:`ScoreGrid`.
         tie_tolerance: A document's metric scores no further apart are equal; ``0.0``
             keeps all but those apart only by rounding.
 
