@@ -2,7 +2,8 @@
 
 The two levels of Bhandari et al. (2020), "Re-evaluating Evaluation in Text
 Summarization" (EMNLP), section 3, for a metric and a human score given on the same
-(document, system) grid:
+(document, system) grid, ``grid[d][s]`` being system ``s``'s score on document ``d``
+(:data:`ScoreGrid`):
 
 - system level: the correlation, over systems, of each system's mean metric score with
   its mean human score (does the metric rank systems as people do?);
@@ -39,9 +40,7 @@ from opik_semantic_metrics.compare.stats import (
 )
 from opik_semantic_metrics.inputs import check_non_negative_number
 
-#: Scores on a (documents, systems) grid, ``grid[d][s]`` being system ``s``'s score on
-#: document ``d``: a sequence of rows or a two-dimensional array. Both levels read a
-#: metric's grid and a human grid of the same shape.
+#: Scores on a (documents, systems) grid: a sequence of rows or a two-dimensional array.
 ScoreGrid: TypeAlias = Sequence[Sequence[float]] | np.ndarray
 
 
@@ -127,7 +126,8 @@ def system_level(
     """Correlation of the systems' mean metric scores with their mean human scores.
 
     Args:
-        metric, human: The metric's and the human scores, each a :data:`ScoreGrid`.
+        metric, human: The metric's and the human scores on the same grid (see the
+            module docstring).
         tie_tolerance: Metric means no further apart are equal; ``0.0`` keeps all but
             those apart only by rounding.
 
@@ -160,7 +160,8 @@ def summary_level(
     """Per-document correlation over systems, averaged over documents.
 
     Args:
-        metric, human: The metric's and the human scores, each a :data:`ScoreGrid`.
+        metric, human: The metric's and the human scores on the same grid (see the
+            module docstring).
         tie_tolerance: A document's metric scores no further apart are equal; ``0.0``
             keeps all but those apart only by rounding.
 

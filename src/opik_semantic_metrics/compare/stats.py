@@ -22,6 +22,10 @@ says nothing about the systems; left in, it made two runs of one system differ
 either way the bound is widened by the rounding of the numbers compared (a few units in
 their last place), so that scores written to six decimals and 1e-6 apart are ties whichever way
 their binary forms round (0.700001 - 0.7 is 1.0000000000287557e-06 in float64).
+
+The other defaults, the same for every function of :mod:`~opik_semantic_metrics.compare`
+that takes the setting: ``alpha`` 0.05 (:data:`ALPHA`), ``confidence`` 0.95
+(:data:`CONFIDENCE`), ``resamples`` 1000 (:data:`RESAMPLES`) and ``seed`` 0 (:data:`SEED`).
 """
 
 from __future__ import annotations
