@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
+from opik_semantic_metrics.compare import stats
 from opik_semantic_metrics.compare.stats import (
     bootstrap_interval,
     compare_systems,
@@ -248,3 +249,12 @@ def test_the_same_scores_in_another_order_tie_however_close_to_zero_their_mean()
     assert scores.mean() != reversed_scores.mean()
     comparison = compare_systems(scores, reversed_scores, tie_tolerance=0.0, resamples=10)
     assert comparison.winner is None and not comparison.significant
+
+
+def test_the_module_docstring_gives_the_value_of_each_default():
+    # The reference site shows a default by its constant's name (``alpha: float = ALPHA``);
+    # the module docstring, at the top of that page, is where a reader finds the number.
+    for setting in ("alpha", "confidence", "resamples", "seed"):
+        constant = setting.upper()
+        value = getattr(stats, constant)
+        assert f"``{setting}`` {value!r} (:data:`{constant}`)" in " ".join(stats.__doc__.split())

@@ -90,6 +90,9 @@ from opik_semantic_metrics.answers.similarity import keyword_coverage as keyword
 from opik_semantic_metrics.errors import shown
 from opik_semantic_metrics.inputs import check_flag, check_non_negative_number, is_finite_number
 
+#: Largest absolute difference between equal numbers unless one is given (the matcher's and
+#: the AnswerMatch metric's default): 0.01, as in the MMESGBench answer analysis.
+DEFAULT_TOLERANCE = 0.01
 #: Tiers that find the gold answer in the output: an output they match is an answer.
 _ANSWERING_TIERS = frozenset({"exact", "normalized", "contains", "numeric", "list"})
 
@@ -132,7 +135,7 @@ class AnswerMatcher:
 
     def __init__(
         self,
-        tolerance: float = 0.01,
+        tolerance: float = DEFAULT_TOLERANCE,
         relative_tolerance: float | None = None,
         ordered: bool | None = None,
         *,

@@ -35,6 +35,10 @@ from opik_semantic_metrics.compare.comparable import (
 )
 from opik_semantic_metrics.compare.experiments import collect_scores, item_order
 from opik_semantic_metrics.compare.stats import (
+    ALPHA,
+    CONFIDENCE,
+    RESAMPLES,
+    SEED,
     TIE_TOLERANCE,
     Comparison,
     bootstrap_interval,
@@ -155,7 +159,11 @@ def _names_a_score(
 
 
 def system_score_function(
-    metric_name: str, *, confidence: float = 0.95, resamples: int = 1000, seed: int = 0
+    metric_name: str,
+    *,
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> Callable[[list[Any]], list[score_result.ScoreResult]]:
     """An experiment scoring function: the mean of ``metric_name`` over the items.
 
@@ -222,9 +230,9 @@ def compare_results(
     metric_name: str | None = None,
     name_a: str = "A",
     name_b: str = "B",
-    alpha: float = 0.05,
-    resamples: int = 1000,
-    seed: int = 0,
+    alpha: float = ALPHA,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
     tie_tolerance: float = TIE_TOLERANCE,
 ) -> Comparison:
     """Which of two systems scored on the same items wins, and is it significant?

@@ -2,7 +2,8 @@
 
 The two levels of Bhandari et al. (2020), "Re-evaluating Evaluation in Text
 Summarization" (EMNLP), section 3, for a metric and a human score given on the same
-(document, system) grid:
+(document, system) grid, ``grid[d][s]`` being system ``s``'s score on document ``d``
+(:data:`ScoreGrid`):
 
 - system level: the correlation, over systems, of each system's mean metric score with
   its mean human score (does the metric rank systems as people do?);
@@ -125,8 +126,8 @@ def system_level(
     """Correlation of the systems' mean metric scores with their mean human scores.
 
     Args:
-        metric: ``metric[d][s]`` = the metric's score of system ``s`` on document ``d``.
-        human: The human scores on the same grid.
+        metric, human: The metric's and the human scores on the same grid (see the
+            module docstring).
         tie_tolerance: Metric means no further apart are equal; ``0.0`` keeps all but
             those apart only by rounding.
 
@@ -159,8 +160,8 @@ def summary_level(
     """Per-document correlation over systems, averaged over documents.
 
     Args:
-        metric: ``metric[d][s]`` = the metric's score of system ``s`` on document ``d``.
-        human: The human scores on the same grid.
+        metric, human: The metric's and the human scores on the same grid (see the
+            module docstring).
         tie_tolerance: A document's metric scores no further apart are equal; ``0.0``
             keeps all but those apart only by rounding.
 

@@ -25,6 +25,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from opik_semantic_metrics.compare.stats import (
+    ALPHA,
+    CONFIDENCE,
+    RESAMPLES,
+    SEED,
     Comparison,
     Interval,
     bootstrap_interval,
@@ -279,10 +283,10 @@ def summarize(
     experiments: Sequence[ExperimentScores],
     metrics: Sequence[str] | None = None,
     *,
-    confidence: float = 0.95,
-    alpha: float = 0.05,
-    resamples: int = 1000,
-    seed: int = 0,
+    confidence: float = CONFIDENCE,
+    alpha: float = ALPHA,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> list[MetricSummary]:
     """Means, bootstrap intervals and pairwise significance of experiments, per metric.
 

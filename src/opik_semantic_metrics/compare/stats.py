@@ -22,6 +22,10 @@ says nothing about the systems; left in, it made two runs of one system differ
 either way the bound is widened by the rounding of the numbers compared (a few units in
 their last place), so that scores written to six decimals and 1e-6 apart are ties whichever way
 their binary forms round (0.700001 - 0.7 is 1.0000000000287557e-06 in float64).
+
+The other defaults, the same for every function of :mod:`~opik_semantic_metrics.compare`
+that takes the setting: ``alpha`` 0.05 (:data:`ALPHA`), ``confidence`` 0.95
+(:data:`CONFIDENCE`), ``resamples`` 1000 (:data:`RESAMPLES`) and ``seed`` 0 (:data:`SEED`).
 """
 
 from __future__ import annotations
@@ -45,6 +49,16 @@ Scores: TypeAlias = Sequence[float] | np.ndarray
 
 #: Per-item score differences no larger than this are ties (see the module docstring).
 TIE_TOLERANCE = 1e-6
+# The defaults of every function in compare/ that takes these settings: one place, so that
+# a comparison of Opik results and one of score lists, or a summary, are computed alike.
+#: Significance level of the paired t-test unless one is given.
+ALPHA = 0.05
+#: Coverage of a bootstrap interval unless one is given.
+CONFIDENCE = 0.95
+#: Bootstrap resamples unless a number is given.
+RESAMPLES = 1000
+#: Seed of the bootstrap resampling unless one is given.
+SEED = 0
 
 
 @dataclass(frozen=True)
@@ -235,9 +249,9 @@ def _resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarra
 def bootstrap_interval(
     scores: Scores,
     *,
-    confidence: float = 0.95,
-    resamples: int = 1000,
-    seed: int = 0,
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> Interval:
     """Percentile bootstrap confidence interval of the mean of ``scores``.
 
@@ -259,8 +273,8 @@ def paired_bootstrap(
     scores_a: Scores,
     scores_b: Scores,
     *,
-    resamples: int = 1000,
-    seed: int = 0,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
     tie_tolerance: float = TIE_TOLERANCE,
 ) -> BootstrapResult:
     """Paired bootstrap resampling: how often each system wins on resampled item sets.
@@ -333,9 +347,9 @@ def compare_systems(
     *,
     name_a: str = "A",
     name_b: str = "B",
-    alpha: float = 0.05,
-    resamples: int = 1000,
-    seed: int = 0,
+    alpha: float = ALPHA,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
     tie_tolerance: float = TIE_TOLERANCE,
 ) -> Comparison:
     """Compare two systems scored on the same items: winner and significance.

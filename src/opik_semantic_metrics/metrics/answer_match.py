@@ -38,7 +38,7 @@ from opik_semantic_metrics.answers.lists import python_value
 from opik_semantic_metrics.answers.reading import check_answer_format
 from opik_semantic_metrics.answers.results import MatchResult
 from opik_semantic_metrics.answers.similarity import KEYWORDS, SemanticScorer
-from opik_semantic_metrics.answers.tiers import AnswerMatcher
+from opik_semantic_metrics.answers.tiers import DEFAULT_TOLERANCE, AnswerMatcher
 from opik_semantic_metrics.errors import ScorerError, shown
 from opik_semantic_metrics.inputs import is_finite_number
 from opik_semantic_metrics.metrics.base import PackageMetric, RowArguments
@@ -60,8 +60,8 @@ class AnswerMatch(PackageMetric):
     """Whether an output answers a QA item correctly, by ordered matching tiers.
 
     Args:
-        tolerance: Largest absolute difference between equal numbers (0.01, as in the
-            MMESGBench answer analysis).
+        tolerance: Largest absolute difference between equal numbers (default 0.01,
+            :data:`~opik_semantic_metrics.answers.tiers.DEFAULT_TOLERANCE`).
         relative_tolerance: Largest difference relative to the larger number, a fraction
             below 1 (0.05 for 5%); with both, the larger allowance wins.
         ordered: ``True``: list order matters; ``False``: never; ``None``: when the
@@ -107,7 +107,7 @@ class AnswerMatch(PackageMetric):
 
     def __init__(
         self,
-        tolerance: float = 0.01,
+        tolerance: float = DEFAULT_TOLERANCE,
         relative_tolerance: float | None = None,
         ordered: bool | None = None,
         semantic: Semantic = None,
