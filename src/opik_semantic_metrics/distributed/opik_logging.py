@@ -27,6 +27,7 @@ from opik.evaluation.test_case import TestCase
 from opik.evaluation.test_result import TestResult
 
 from opik_semantic_metrics.compare.corpus import system_score_function
+from opik_semantic_metrics.compare.stats import CONFIDENCE, RESAMPLES, SEED
 from opik_semantic_metrics.distributed.blueprint import MetricBlueprint, blueprint_of
 
 logger = logging.getLogger(__name__)
@@ -97,9 +98,9 @@ def experiment_scores(
     rows: Iterable[tuple[str, Row]],
     columns: ScoreColumns,
     *,
-    confidence: float = 0.95,
-    resamples: int = 1000,
-    seed: int = 0,
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> list[score_result.ScoreResult]:
     """The experiment-level scores of ``(dataset item id, row)`` pairs: per score, the
     mean with its bootstrap interval and the failed items counted, by the function
@@ -174,9 +175,9 @@ def log_to_opik(
     output_columns: Sequence[str] = ("output",),
     project_name: str | None = None,
     client: Any = None,
-    confidence: float = 0.95,
-    resamples: int = 1000,
-    seed: int = 0,
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> list[score_result.ScoreResult]:
     """Log a scored dataset's scores to Opik, and the experiment-level scores.
 

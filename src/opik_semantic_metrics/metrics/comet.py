@@ -41,6 +41,7 @@ from opik.exceptions import ScoreMethodMissingArguments
 from opik_semantic_metrics.comet.checkpoint import DEFAULT_MODEL
 from opik_semantic_metrics.comet.engine import CometEngine, CometResult
 from opik_semantic_metrics.compare.corpus import system_score_function
+from opik_semantic_metrics.compare.stats import CONFIDENCE, RESAMPLES, SEED
 from opik_semantic_metrics.metrics.base import PackageMetric, RowArguments, record_metadata
 from opik_semantic_metrics.records import comet_record
 
@@ -196,7 +197,7 @@ class COMET(PackageMetric):
         return [self._score_result(result) for result in results]
 
     def experiment_scoring_functions(
-        self, *, confidence: float = 0.95, resamples: int = 1000, seed: int = 0
+        self, *, confidence: float = CONFIDENCE, resamples: int = RESAMPLES, seed: int = SEED
     ) -> list[Callable[[list[Any]], list[score_result.ScoreResult]]]:
         """Functions for ``opik.evaluate(experiment_scoring_functions=...)``: the system score.
 
