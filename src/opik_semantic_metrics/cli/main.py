@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(title="subcommands", required=True, metavar="COMMAND")
     commands = (bertscore, comet, semantic_match, answer_match, compare, heatmap, score_dataset)
     for command in commands:
-        command.add_parser(subparsers)
+        command.COMMAND.add_to(subparsers)
     return parser
 
 
