@@ -4,7 +4,7 @@ The files are aligned, one answer a line; ``--formats`` (MMESGBench's ``Str``, `
 ``Float``, ``List``, ``None`` a line) and ``--questions`` are optional files aligned with
 them. No model is loaded: the semantic tier is off (it needs a metric, in Python). The
 verdicts are those of ``AnswerMatch`` with the same settings; ``--json`` gives each line
-a ``score`` of 1 or 0, which ``compare`` reads.
+a ``score`` of 1 or 0, which ``compare-results`` reads.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ Sources (``-s``), translations (``-t``) and references (``-r``, left out for
 reference-free models) are aligned files, one segment a line; the options follow
 ``comet-score`` (``--model``, ``--batch-size``, also spelt ``--batch_size`` as there). The
 scores equal unbabel-comet 2.2.7's (see :mod:`opik_semantic_metrics.comet.engine`),
-computed without it. One translation file a run: run once per system and ``compare`` the
-two ``--json`` files.
+computed without it. One translation file a run: run once per system and give the two
+``--json`` files to ``compare-results``.
 """
 
 from __future__ import annotations

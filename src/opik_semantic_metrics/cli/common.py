@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from opik_semantic_metrics.input_files import read_text
 
 # The subcommands' modules import what scores (PyTorch, transformers) where they run, so
-# that --help, and `compare`, answer without loading it.
+# that --help, and `compare-results`, answer without loading it.
 if TYPE_CHECKING:
     from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 
@@ -159,7 +159,7 @@ def add_text_files(
 
 
 def add_json_option(parser: argparse.ArgumentParser, *, instead_of: str = "a table") -> None:
-    """``--json``: the result as JSON (see :func:`json_text`), for ``compare``
+    """``--json``: the result as JSON (see :func:`json_text`), for ``compare-results``
     and other programs."""
     parser.add_argument("--json", action="store_true", help=f"print JSON instead of {instead_of}")
 

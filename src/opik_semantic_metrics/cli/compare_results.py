@@ -1,4 +1,4 @@
-"""``compare``: two systems' per-line scores, with paired significance tests.
+"""``compare-results``: two systems' per-line scores, with paired significance tests.
 
 Reads two result files (the JSON that ``bert-score --json`` or ``comet-score --json``
 prints, or plain files with one number per line) scored on the same lines, and prints
@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 COMMAND = Command(
-    "compare",
+    "compare-results",
     help="compare two result files with paired significance tests",
     description="Compare two systems scored on the same lines: means with bootstrap "
     "intervals, paired t-test, paired bootstrap resampling (Koehn, 2004), verdict.",
@@ -225,4 +225,6 @@ COMMAND = Command(
     run=run,
     # Reads numbers only: no model libraries to configure.
     loads_models=False,
+    # Its name until 0.1.0: one name per idea, as compare_results() in Python.
+    aliases=("compare",),
 )
