@@ -28,7 +28,7 @@ CASES: dict[str, list[str]] = {
     "--help": ["-m", "opik_semantic_metrics", "--help"],
     **{
         f"{command} --help": ["-m", "opik_semantic_metrics", command, "--help"]
-        for command in ("bert-score", "comet-score", "compare", "heatmap")
+        for command in ("bert-score", "comet-score", "compare-results", "heatmap")
     },
 }
 

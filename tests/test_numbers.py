@@ -181,7 +181,7 @@ def test_a_result_file_holds_numbers_only(capsys, tmp_path):
         ("1" + "0" * 400, f"{a} line 2 has no finite score (1000000000"),
     ]:
         a.write_text('{"scores": [{"f1": 0.5}, {"f1": ' + written + "}]}")
-        assert main(["compare", str(a), str(b)]) == 2
+        assert main(["compare-results", str(a), str(b)]) == 2
         captured = capsys.readouterr()
         [line] = captured.err.splitlines()
         assert expected in line

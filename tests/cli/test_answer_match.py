@@ -61,7 +61,7 @@ def test_two_systems_compare_by_their_json(capsys, tmp_path, files):
     for name, source in (("a", answers), ("b", gold)):
         assert main(["answer-match", "-c", source, "-r", gold, "--formats", formats, "--json"]) == 0
         results.append(write_lines(tmp_path / f"{name}.json", [capsys.readouterr().out]))
-    assert main(["compare", str(results[0]), str(results[1]), "--resamples", "100"]) == 0
+    assert main(["compare-results", str(results[0]), str(results[1]), "--resamples", "100"]) == 0
     printed = capsys.readouterr().out
     assert "0.6667" in printed and "1.0000" in printed
 

@@ -93,7 +93,7 @@ def test_lines_are_stripped_as_unbabel_comets_command_strips_them(segment_files,
     assert [row["score"] for row in result["scores"]] == pytest.approx(expected, abs=1e-5)
 
 
-def test_text_output_and_compare_of_two_models(capsys, segment_files, tmp_path):
+def test_text_output_and_compare_results_of_two_models(capsys, segment_files, tmp_path):
     files, kept = segment_files
     base = ["-s", str(files["src"]), "-t", str(files["mt"]), "-r", str(files["ref"])]
     assert main(["comet-score", *base, "-m", str(COMET_FIXTURES / "regression-xlmr")]) == 0
@@ -111,7 +111,7 @@ def test_text_output_and_compare_of_two_models(capsys, segment_files, tmp_path):
         document = _json_run(*base, "-m", str(COMET_FIXTURES / name))
         (tmp_path / f"{name}.json").write_text(json.dumps(document), encoding="utf-8")
     arguments = [str(tmp_path / "regression-xlmr.json"), str(tmp_path / "regression-bert.json")]
-    assert main(["compare", *arguments, "--json"]) == 0
+    assert main(["compare-results", *arguments, "--json"]) == 0
     captured = capsys.readouterr()
     comparison = json.loads(captured.out)
     # Two models' results compare scorings, not systems: compared, with a warning.
@@ -124,7 +124,7 @@ def test_text_output_and_compare_of_two_models(capsys, segment_files, tmp_path):
     assert comparison["difference"] == pytest.approx(mean_xlmr - mean_bert, abs=1e-5)
     winner = arguments[0] if mean_xlmr > mean_bert else arguments[1]
     assert comparison["winner"] == winner
-    # compare's t-test is the paired one (compare/stats.py): scipy's ttest_rel on the
+    # compare-results' t-test is the paired one (compare/stats.py): scipy's ttest_rel on the
     # two models' unbabel-comet scores. Relative tolerance: the p-value lies far out in
     # the tail (about 5e-9), where score differences of 1e-7 already move its last digits.
     oracle = scipy_stats.ttest_rel(xlmr, bert)

@@ -35,7 +35,7 @@ for arguments in json.loads(sys.argv[1]):
         except SystemExit as stop:
             status = stop.code
     if "--json" in arguments:
-        # Written beside the candidates, for a later `compare` run.
+        # Written beside the candidates, for a later `compare-results` run.
         open(arguments[arguments.index("-c") + 1] + ".json", "w").write(output.getvalue())
     report.append({"status": status, "imported": [m for m in watched if m in sys.modules]})
 print(json.dumps(report))
@@ -61,7 +61,7 @@ COMMANDS = (
     "comet-score",
     "semantic-match",
     "answer-match",
-    "compare",
+    "compare-results",
     "heatmap",
     "score-dataset",
 )
@@ -139,7 +139,7 @@ def test_scoring_comparing_and_drawing_never_import_opik(tmp_path, minilm_path, 
     runs = [
         ["bert-score", "-c", str(candidates), *aligned, *model, "--json"],
         ["bert-score", "-c", str(other), *aligned, *model, "--json"],
-        ["compare", f"{candidates}.json", f"{other}.json", "--resamples", "50"],
+        ["compare-results", f"{candidates}.json", f"{other}.json", "--resamples", "50"],
         ["comet-score", *comet, "--device", "cpu"],
         ["heatmap", "-c", str(candidates), *aligned, "-o", str(tmp_path / "h.png"), *model],
         ["semantic-match", "-c", str(candidates), *aligned, "--fit", *model],

@@ -48,7 +48,7 @@ def test_help_lists_every_subcommand(capsys):
         main(["--help"])
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
-    for command in ("bert-score", "comet-score", "compare", "heatmap"):
+    for command in ("bert-score", "comet-score", "compare-results", "heatmap"):
         assert command in out
 
 
@@ -93,7 +93,7 @@ def test_usage_shows_the_hyphen_spellings(capsys):
 
 @pytest.mark.slow
 def test_an_error_exits_2_with_one_line_and_no_traceback(tmp_path):
-    completed = _module_command("compare", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"))
+    completed = _module_command("compare-results", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"))
     assert completed.returncode == 2
     assert completed.stdout == ""
     assert completed.stderr.splitlines() == [

@@ -160,7 +160,7 @@ def test_compare_warns_when_the_scores_record_other_settings():
             compare_results(_results(SYSTEM_A, model="m"), _results(SYSTEM_B, model="kiwi"))
             == expected
         )
-    # A layer recorded apart from any hash (as the compare command's files do) counts too.
+    # A layer recorded apart from any hash (as the compare-results command's files do) counts too.
     with pytest.warns(UserWarning, match="different layers \\(A: 6; B: 3\\)"):
         assert compare_results(_results(SYSTEM_A, layer=6), _results(SYSTEM_B, layer=3)) == expected
     # Package versions and the tokenizer class are not settings.

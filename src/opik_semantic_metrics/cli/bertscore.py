@@ -14,13 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from opik_semantic_metrics.cli.common import (
-    add_model_options,
-    bertscore_engine,
-    chunks,
-    json_text,
-    read_aligned,
-)
+from opik_semantic_metrics.cli import common
 from opik_semantic_metrics.report.tables import Table
 
 if TYPE_CHECKING:
@@ -29,18 +23,8 @@ if TYPE_CHECKING:
 _SCORES = ("precision", "recall", "f1")
 
 
-def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "bert-score",
-        help="BERTScore of candidate lines against reference lines",
-        description="BERTScore of each candidate line against the same line of every "
-        "reference file (several files: the best reference counts, per score), with the "
-        "means. Without --model, the default model of --lang (en: roberta-large L17).",
-    )
-    parser.add_argument("-c", "--candidates", required=True, help="candidate file, one a line")
-    parser.add_argument(
-        "-r", "--references", required=True, nargs="+", help="reference file(s), aligned"
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    common.add_text_files(parser, several_references=True)
     parser.add_argument(
         "-l", "--num-layers", "--num_layers", type=int, default=None, help="layer to use"
     )
@@ -65,15 +49,14 @@ def add_parser(subparsers: Any) -> None:
         help="load transformers' Python tokenizer class instead of the fast one (bert_score's "
         "command spells this --use_fast_tokenizer)",
     )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    add_model_options(parser, default_model=None)
-    parser.set_defaults(run=run)
+    common.add_json_option(parser)
+    common.add_model_options(parser, default_model=None)
 
 
 def run(args: argparse.Namespace) -> int:
-    candidates, *reference_columns = read_aligned([args.candidates, *args.references])
+    candidates, *reference_columns = common.read_aligned([args.candidates, *args.references])
     references = [list(group) for group in zip(*reference_columns, strict=True)]
-    engine = bertscore_engine(
+    engine = common.bertscore_engine(
         args,
         idf=args.idf,
         rescale_with_baseline=args.rescale_with_baseline,
@@ -82,12 +65,10 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.idf:
         engine.fit_idf(references)
-    results: list[BERTScoreResult] = []
-    for part in chunks(len(candidates), 4 * args.batch_size, progress=args.progress, unit="line"):
-        results.extend(engine.score(candidates[part], references[part]))
+    results = common.score_lines(engine.score, [candidates, references], args)
     means = {key: sum(getattr(r, key) for r in results) / len(results) for key in _SCORES}
     if args.json:
-        print(json_text(_as_json(args, engine, results, means)))
+        print(common.json_text(_as_json(args, engine, results, means)))
     else:
         rows = tuple(
             (str(line), *(_fixed(getattr(result, key)) for key in _SCORES))
@@ -130,3 +111,14 @@ def _as_json(
             for line, result in enumerate(results, start=1)
         ],
     }
+
+
+COMMAND = common.Command(
+    "bert-score",
+    help="BERTScore of candidate lines against reference lines",
+    description="BERTScore of each candidate line against the same line of every "
+    "reference file (several files: the best reference counts, per score), with the "
+    "means. Without --model, the default model of --lang (en: roberta-large L17).",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -4,8 +4,8 @@ Sources (``-s``), translations (``-t``) and references (``-r``, left out for
 reference-free models) are aligned files, one segment a line; the options follow
 ``comet-score`` (``--model``, ``--batch-size``, also spelt ``--batch_size`` as there). The
 scores equal unbabel-comet 2.2.7's (see :mod:`opik_semantic_metrics.comet.engine`),
-computed without it. One translation file a run: run once per system and ``compare`` the
-two ``--json`` files.
+computed without it. One translation file a run: run once per system and give the two
+``--json`` files to ``compare-results``.
 """
 
 from __future__ import annotations
@@ -14,13 +14,7 @@ import argparse
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from opik_semantic_metrics.cli.common import (
-    CliError,
-    add_model_options,
-    chunks,
-    json_text,
-    read_aligned,
-)
+from opik_semantic_metrics.cli import common
 from opik_semantic_metrics.report.tables import Table
 
 if TYPE_CHECKING:
@@ -31,44 +25,31 @@ if TYPE_CHECKING:
 DEFAULT_MODEL = "Unbabel/wmt22-comet-da"
 
 
-def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "comet-score",
-        help="COMET scores of translation lines",
-        description="COMET score of each translation line given the same line of the "
-        "source (and reference) file, and the system score (their mean).",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-s", "--sources", required=True, help="source file, one a line")
     parser.add_argument("-t", "--translations", required=True, help="translation file")
     parser.add_argument("-r", "--references", default=None, help="reference file")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    add_model_options(
+    common.add_json_option(parser)
+    common.add_model_options(
         parser,
         default_model=DEFAULT_MODEL,
         default_batch_size=16,
         model_help="COMET Hub id, model directory, or path of a model.ckpt",
     )
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     paths = [args.sources, args.translations] + ([args.references] if args.references else [])
     # unbabel-comet's command strips every line, and the spaces around a text are tokens.
     sources, translations, *rest = (
-        [line.strip() for line in column] for column in read_aligned(paths)
+        [line.strip() for line in column] for column in common.read_aligned(paths)
     )
     references = rest[0] if rest else None
     engine = _engine(args)
-    results: list[CometResult] = []
-    for part in chunks(len(sources), 4 * args.batch_size, progress=args.progress, unit="line"):
-        results.extend(
-            engine.score(
-                sources[part], translations[part], references[part] if references else None
-            )
-        )
+    results = common.score_lines(engine.score, [sources, translations, references], args)
     mean = sum(result.score for result in results) / len(results)
     if args.json:
-        print(json_text(_as_json(args, engine, results, mean)))
+        print(common.json_text(_as_json(args, engine, results, mean)))
     else:
         rows = tuple((str(line), f"{r.score:.6f}") for line, r in enumerate(results, start=1))
         print(Table(("line", "score"), rows).to_text())
@@ -84,16 +65,12 @@ def _engine(args: argparse.Namespace) -> CometEngine:
     """
     from opik_semantic_metrics.comet.engine import CometEngine
 
-    try:
-        engine = CometEngine(
-            args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size
-        )
-    except ValueError as error:
-        raise CliError(str(error)) from error
+    with common.refusals_as_cli_errors():
+        engine = CometEngine(args.model, **common.engine_options(args))
     # Checked here rather than left to the engine, whose message names the first item
     # without a reference, 0-based: without -r, every line lacks one.
     if engine.requires_references and args.references is None:
-        raise CliError(
+        raise common.CliError(
             f"{engine.model_name} needs references: pass -r/--references, a file aligned "
             f"with {args.translations}, or use a reference-free model (e.g. "
             "Unbabel/wmt22-cometkiwi-da)"
@@ -131,3 +108,13 @@ def _as_json(
             for line, result in enumerate(results, start=1)
         ],
     }
+
+
+COMMAND = common.Command(
+    "comet-score",
+    help="COMET scores of translation lines",
+    description="COMET score of each translation line given the same line of the "
+    "source (and reference) file, and the system score (their mean).",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -1,4 +1,5 @@
-"""What every subcommand shares: reading text files strictly, errors, progress, options."""
+"""What every subcommand shares: registration, options, reading text files strictly,
+scoring in parts with progress, errors."""
 
 from __future__ import annotations
 
@@ -6,20 +7,67 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from opik_semantic_metrics.input_files import read_text
 
 # The subcommands' modules import what scores (PyTorch, transformers) where they run, so
-# that --help, and `compare`, answer without loading it.
+# that --help, and `compare-results`, answer without loading it.
 if TYPE_CHECKING:
     from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 
 
+_Result = TypeVar("_Result")
+
+
 class CliError(Exception):
     """A problem the user can fix (a file, an argument); printed as one line, exit code 2."""
+
+
+@contextmanager
+def refusals_as_cli_errors() -> Iterator[None]:
+    """A ``ValueError`` raised inside (``InputError`` is one) as a :class:`CliError`.
+
+    The library refuses a setting or an input with a ``ValueError``; on the command line
+    that is the user's to fix, so it is printed as one line rather than a traceback.
+    """
+    try:
+        yield
+    except ValueError as error:
+        raise CliError(str(error)) from error
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand as it describes itself: its name, help line and description, its
+    options and what it runs.
+
+    Every subcommand is added to the parser by :meth:`add_to`, so that what the entry
+    point reads from the parsed arguments (``run``, ``loads_models``) is set one way.
+    """
+
+    name: str
+    help: str
+    description: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    #: False: the model libraries are not configured before ``run`` (importing
+    #: transformers takes seconds, which a command that reads numbers should not pay).
+    loads_models: bool = True
+    #: Other names the command answers to (former names that scripts still use).
+    aliases: tuple[str, ...] = ()
+
+    def add_to(self, subparsers: Any) -> None:
+        """Add the subcommand to ``subparsers`` (``ArgumentParser.add_subparsers()``)."""
+        parser = subparsers.add_parser(
+            self.name, aliases=list(self.aliases), help=self.help, description=self.description
+        )
+        self.add_arguments(parser)
+        parser.set_defaults(run=self.run, loads_models=self.loads_models)
 
 
 def quiet_model_libraries() -> None:
@@ -91,6 +139,48 @@ def read_aligned(paths: Sequence[str | Path]) -> list[list[str]]:
     return columns
 
 
+def add_text_files(
+    parser: argparse.ArgumentParser,
+    *,
+    candidates: str = "candidate",
+    references: str = "reference",
+    several_references: bool = False,
+) -> None:
+    """``-c/--candidates`` and ``-r/--references``: the aligned text files scored against
+    each other (several reference files where ``several_references``)."""
+    parser.add_argument("-c", "--candidates", required=True, help=f"{candidates} file, one a line")
+    parser.add_argument(
+        "-r",
+        "--references",
+        required=True,
+        nargs="+" if several_references else None,
+        help=f"{references} file{'(s)' if several_references else ''}, aligned",
+    )
+
+
+def add_json_option(parser: argparse.ArgumentParser, *, instead_of: str = "a table") -> None:
+    """``--json``: the result as JSON (see :func:`json_text`), for ``compare-results``
+    and other programs."""
+    parser.add_argument("--json", action="store_true", help=f"print JSON instead of {instead_of}")
+
+
+def score_lines(
+    score: Callable[..., Sequence[_Result]],
+    columns: Sequence[Sequence[Any] | None],
+    args: argparse.Namespace,
+) -> list[_Result]:
+    """``score`` of aligned ``columns``, four batches of ``--batch-size`` lines a call,
+    with the ``--progress`` bar; a ``None`` column is passed on as ``None``.
+
+    Parts of several batches keep the engine's batches full and the bar moving.
+    """
+    results: list[_Result] = []
+    count = len(next(column for column in columns if column is not None))
+    for part in chunks(count, 4 * args.batch_size, progress=args.progress, unit="line"):
+        results.extend(score(*(None if column is None else column[part] for column in columns)))
+    return results
+
+
 def chunks(count: int, size: int, *, progress: bool | None, unit: str) -> Iterator[slice]:
     """Slices of ``range(count)`` of ``size`` items, with a progress bar on stderr.
 
@@ -159,7 +249,13 @@ def add_model_options(
     )
 
 
-def bertscore_engine(args: argparse.Namespace, **options: object) -> BERTScoreEngine:
+def engine_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The engine settings of :func:`add_model_options` but ``--model``: ``device``,
+    ``dtype`` and ``batch_size``."""
+    return {"device": args.device, "dtype": args.dtype, "batch_size": args.batch_size}
+
+
+def bertscore_engine(args: argparse.Namespace, **options: Any) -> BERTScoreEngine:
     """The BERTScore engine the model options and ``--num-layers``/``--lang`` ask for.
 
     Raises:
@@ -169,18 +265,10 @@ def bertscore_engine(args: argparse.Namespace, **options: object) -> BERTScoreEn
     """
     from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 
-    try:
+    with refusals_as_cli_errors():
         engine = BERTScoreEngine(
-            args.model,
-            args.num_layers,
-            lang=args.lang,
-            device=args.device,
-            dtype=args.dtype,
-            batch_size=args.batch_size,
-            **options,  # type: ignore[arg-type]
+            args.model, args.num_layers, lang=args.lang, **engine_options(args), **options
         )
         # Load now, so that the model's loading time stays out of the progress bar.
         engine.encoder  # noqa: B018
-    except ValueError as error:
-        raise CliError(str(error)) from error
     return engine

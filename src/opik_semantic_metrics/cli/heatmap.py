@@ -7,12 +7,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from opik_semantic_metrics.cli.common import (
-    CliError,
-    add_model_options,
-    bertscore_engine,
-    read_aligned,
-)
+from opik_semantic_metrics.cli import common
+from opik_semantic_metrics.cli.common import CliError
 from opik_semantic_metrics.output_files import replace_file
 
 #: Beyond print resolution.
@@ -24,15 +20,7 @@ MAX_DPI = 2400
 MAX_PIXELS = 120_000_000
 
 
-def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "heatmap",
-        help="draw one pair's token similarity matrix to a PNG",
-        description="The cosine similarity of every candidate token with every reference "
-        "token (the matrix BERTScore's greedy matching reads), as a heatmap with each "
-        "candidate token's best match framed. Texts come from the command line or from "
-        "line --line of two files.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     candidate = parser.add_mutually_exclusive_group(required=True)
     candidate.add_argument("--candidate", help="the candidate text")
     candidate.add_argument("-c", "--candidates", help="candidate file, one text a line")
@@ -47,8 +35,7 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--lang", default=None, help="language of the default model")
     parser.add_argument("--dpi", type=int, default=100, help="resolution of the PNG")
-    add_model_options(parser, default_model=None)
-    parser.set_defaults(run=run)
+    common.add_model_options(parser, default_model=None)
 
 
 def _texts(args: argparse.Namespace) -> tuple[str, str]:
@@ -56,7 +43,7 @@ def _texts(args: argparse.Namespace) -> tuple[str, str]:
     paths = [path for path in (args.candidates, args.references) if path is not None]
     # Two files must be aligned, as in every command: line 2 of files shifted by one
     # line would draw a pair that was never a pair.
-    lines_of = dict(zip(paths, read_aligned(paths), strict=True)) if paths else {}
+    lines_of = dict(zip(paths, common.read_aligned(paths), strict=True)) if paths else {}
     texts = []
     for text, path in ((args.candidate, args.candidates), (args.reference, args.references)):
         if text is not None:
@@ -81,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         from opik_semantic_metrics.report.plots import figure_png, similarity_heatmap
     except ImportError as error:
         raise CliError(str(error)) from error
-    engine = bertscore_engine(args)
+    engine = common.bertscore_engine(args)
     candidate_tokens, reference_tokens, matrix = engine.token_similarity(candidate, reference)
     [result] = engine.score([candidate], [reference])
     title = f"BERTScore F1 {result.f1:.3f} (P {result.precision:.3f}, R {result.recall:.3f})"
@@ -95,14 +82,7 @@ def run(args: argparse.Namespace) -> int:
         replace_file(output, png)  # a failed write leaves the old image whole
     except OSError as error:
         raise CliError(f"cannot write {output}: {error.strerror or error}") from error
-    cut = [
-        name
-        for name, truncated in (
-            ("candidate", result.candidate_truncated),
-            ("reference", result.reference_truncated),
-        )
-        if truncated
-    ]
+    cut = [side for side in ("candidate", "reference") if getattr(result, f"{side}_truncated")]
     limit = engine.encoder.max_length
     print(
         f"{output}: {len(candidate_tokens)} x {len(reference_tokens)} tokens, {title}, "
@@ -123,3 +103,15 @@ def _check_pixels(size_inches: Any, dpi: int, rows: int, columns: int) -> None:
         f"{round(width * dpi)} x {round(height * dpi)} pixel PNG, over the "
         f"{MAX_PIXELS:,} pixels this command draws; use --dpi {largest_dpi} or less"
     )
+
+
+COMMAND = common.Command(
+    "heatmap",
+    help="draw one pair's token similarity matrix to a PNG",
+    description="The cosine similarity of every candidate token with every reference "
+    "token (the matrix BERTScore's greedy matching reads), as a heatmap with each "
+    "candidate token's best match framed. Texts come from the command line or from "
+    "line --line of two files.",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -21,7 +21,7 @@ from opik_semantic_metrics.cli import (
     answer_match,
     bertscore,
     comet,
-    compare,
+    compare_results,
     heatmap,
     score_dataset,
     semantic_match,
@@ -42,9 +42,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
     subparsers = parser.add_subparsers(title="subcommands", required=True, metavar="COMMAND")
-    commands = (bertscore, comet, semantic_match, answer_match, compare, heatmap, score_dataset)
+    commands = (
+        bertscore,
+        comet,
+        semantic_match,
+        answer_match,
+        compare_results,
+        heatmap,
+        score_dataset,
+    )
     for command in commands:
-        command.add_parser(subparsers)
+        command.COMMAND.add_to(subparsers)
     return parser
 
 
@@ -63,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status.
 
     Example:
-        >>> main(["compare", "missing-a.txt", "missing-b.txt"])
+        >>> main(["compare-results", "missing-a.txt", "missing-b.txt"])
         2
     """
     args = build_parser().parse_args(argv)

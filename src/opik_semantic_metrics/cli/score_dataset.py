@@ -10,7 +10,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from opik_semantic_metrics.cli.common import CliError, quiet_model_libraries
+from opik_semantic_metrics.cli.common import (
+    CliError,
+    Command,
+    quiet_model_libraries,
+    refusals_as_cli_errors,
+)
 from opik_semantic_metrics.cli.dataset_check import check_dataset_input
 
 #: The metrics, by their command-line names (a metric's ``kind``, with hyphens).
@@ -22,15 +27,7 @@ _SETTING_OPTIONS = ("model", "dtype", "lang", "num_layers", "idf", "rescale_with
 _SINGLE_FILES = (".parquet", ".jsonl", ".csv")
 
 
-def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "score-dataset",
-        help="score a Parquet/JSONL/CSV dataset on a Ray cluster",
-        description="Score every row of a dataset (Parquet, JSON Lines or CSV; a file or a "
-        "directory) with a metric on a pool of Ray actors, and write every input column "
-        "with one column per score and an error column. Needs the ray extra: "
-        'pip install "opik-semantic-metrics[ray]".',
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("input", metavar="IN", help="dataset file or directory")
     parser.add_argument("--metric", choices=METRICS, default="bertscore", help="the metric")
     parser.add_argument(
@@ -78,8 +75,6 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--out", required=True, help="output: .parquet, .jsonl or .csv file, or a directory"
     )
-    # Its input is checked before the model libraries are imported (run).
-    parser.set_defaults(run=run, loads_models=False)
 
 
 def parse_columns(text: str | None) -> dict[str, str]:
@@ -142,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if not ray.is_initialized():
         ray.init(address=args.address)
-    try:
+    with refusals_as_cli_errors():
         metric = _metric(args)
         if args.fit:
             if not metric.fits_on_references:
@@ -161,8 +156,6 @@ def run(args: argparse.Namespace) -> int:
             gpus_per_actor=args.gpus_per_actor,
             batch_size=args.rows_per_batch,
         )
-    except ValueError as error:
-        raise CliError(str(error)) from error
     _write(scored, out)
     print(scoring_summary(scored))
     print(f"Wrote {out}.")
@@ -204,3 +197,17 @@ def _write(scored: Any, out: Path) -> None:
         for batch in batches:
             for row in batch.to_pylist():
                 file.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+COMMAND = Command(
+    "score-dataset",
+    help="score a Parquet/JSONL/CSV dataset on a Ray cluster",
+    description="Score every row of a dataset (Parquet, JSON Lines or CSV; a file or a "
+    "directory) with a metric on a pool of Ray actors, and write every input column "
+    "with one column per score and an error column. Needs the ray extra: "
+    'pip install "opik-semantic-metrics[ray]".',
+    add_arguments=add_arguments,
+    run=run,
+    # Its input is checked before the model libraries are imported (run).
+    loads_models=False,
+)

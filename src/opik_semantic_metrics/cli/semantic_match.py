@@ -12,36 +12,21 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from opik_semantic_metrics.cli.common import (
-    CliError,
-    add_model_options,
-    chunks,
-    json_text,
-    read_aligned,
-)
+from opik_semantic_metrics.cli import common
 from opik_semantic_metrics.report.tables import Table
 
 if TYPE_CHECKING:
     from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
-    from opik_semantic_metrics.semantic.results import SemanticMatchResult
 
 #: The engine's default model, written out so that --help need not import PyTorch (a test
 #: keeps the two equal).
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
 
-def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "semantic-match",
-        help="SemanticMatch of candidate lines against reference lines",
-        description="SemanticMatch (word, sentence and paragraph similarity combined, in "
-        "[0, 1]) of each candidate line against the same line of the reference file, with "
-        "the mean. --fit fits idf and the paragraph baseline on the reference file first.",
-    )
-    parser.add_argument("-c", "--candidates", required=True, help="candidate file, one a line")
-    parser.add_argument("-r", "--references", required=True, help="reference file, aligned")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    common.add_text_files(parser)
     fitting = parser.add_mutually_exclusive_group()
     fitting.add_argument(
         "--fit",
@@ -52,17 +37,14 @@ def add_parser(subparsers: Any) -> None:
     fitting.add_argument(
         "--state", default=None, help="a fitted state saved by SemanticMatch.save (JSON)"
     )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    add_model_options(parser, default_model=DEFAULT_MODEL)
-    parser.set_defaults(run=run)
+    common.add_json_option(parser)
+    common.add_model_options(parser, default_model=DEFAULT_MODEL)
 
 
 def run(args: argparse.Namespace) -> int:
-    candidates, references = read_aligned([args.candidates, args.references])
+    candidates, references = common.read_aligned([args.candidates, args.references])
     engine = _engine(args, references)
-    results: list[SemanticMatchResult] = []
-    for part in chunks(len(candidates), 4 * args.batch_size, progress=args.progress, unit="line"):
-        results.extend(engine.score(candidates[part], references[part]))
+    results = common.score_lines(engine.score, [candidates, references], args)
     mean = sum(result.score for result in results) / len(results)
     fitted = "fitted" if args.fit or args.state else "unfitted: see --fit"
     if args.json:
@@ -79,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
                 for line, result in enumerate(results, start=1)
             ],
         }
-        print(json_text(document))
+        print(common.json_text(document))
     else:
         rows = tuple(
             (
@@ -114,14 +96,21 @@ def _engine(args: argparse.Namespace, references: list[str]) -> SemanticMatchEng
     """
     from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
 
-    try:
-        engine = SemanticMatchEngine(
-            args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size
-        )
+    with common.refusals_as_cli_errors():
+        engine = SemanticMatchEngine(args.model, **common.engine_options(args))
         if args.state is not None:
             engine.load(args.state)
         elif args.fit:
             engine.fit(references)
-    except ValueError as error:  # InputError is a ValueError
-        raise CliError(str(error)) from error
     return engine
+
+
+COMMAND = common.Command(
+    "semantic-match",
+    help="SemanticMatch of candidate lines against reference lines",
+    description="SemanticMatch (word, sentence and paragraph similarity combined, in "
+    "[0, 1]) of each candidate line against the same line of the reference file, with "
+    "the mean. --fit fits idf and the paragraph baseline on the reference file first.",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -36,8 +36,8 @@ from opik_semantic_metrics.compare.stats import (
 )
 from opik_semantic_metrics.inputs import is_finite_number
 
-# Opik is imported where it runs: the summaries and the command line's `compare` read
-# scores without it, and importing it takes seconds.
+# Opik is imported where it runs: the summaries and the command line's `compare-results`
+# read scores without it, and importing it takes seconds.
 if TYPE_CHECKING:
     from opik.config import OpikConfig
     from opik.evaluation.metrics.base_metric import BaseMetric

@@ -1,4 +1,4 @@
-"""``opik-semantic-metrics compare``: paired tests of two result files, and bad files."""
+"""``opik-semantic-metrics compare-results``: paired tests of two result files, and bad files."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def _f1(path: str) -> list[float]:
 
 def test_json_comparison_equals_the_stats_module(capsys, result_files):
     good, other = result_files["good"], result_files["other"]
-    assert main(["compare", good, other, "--names", "good", "other", "--json"]) == 0
+    assert main(["compare-results", good, other, "--names", "good", "other", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     expected = compare_systems(_f1(good), _f1(other), name_a="good", name_b="other")
     assert result["metric"] == "f1" and result["items"] == 12
@@ -57,7 +57,10 @@ def test_json_comparison_equals_the_stats_module(capsys, result_files):
 
 
 def test_text_comparison_gives_tables_and_a_verdict(capsys, result_files):
-    assert main(["compare", result_files["other"], result_files["good"], "--score", "recall"]) == 0
+    assert (
+        main(["compare-results", result_files["other"], result_files["good"], "--score", "recall"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "95% low" in out and "t-test p" in out
     last = out.strip().splitlines()[-1]
@@ -78,7 +81,7 @@ def test_the_verdict_writes_the_p_value_as_the_table_does(capsys, tmp_path):
     scores_a = [0.5 + 0.01 * (i % 7) for i in range(40)]
     scores_b = [a - 0.05 + 0.002 * (i % 3) for i, a in enumerate(scores_a)]
     a, b = _score_files(tmp_path, scores_a, scores_b)
-    assert main(["compare", str(a), str(b)]) == 0
+    assert main(["compare-results", str(a), str(b)]) == 0
     out = capsys.readouterr().out
     p_value = compare_systems(scores_a, scores_b).t_test.p_value
     assert p_value < 1e-4
@@ -93,7 +96,7 @@ def test_a_system_against_its_rerun_within_batching_noise_is_a_tie(capsys, tmp_p
     a, b = _score_files(
         tmp_path, [0.5, 0.7, 0.6, 0.65], [0.5000002, 0.7000003, 0.6000001, 0.6500002]
     )
-    assert main(["compare", str(a), str(b)]) == 0
+    assert main(["compare-results", str(a), str(b)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last == "A tie: the means 0.6125000 and 0.6125002 are within 1e-06 of each other."
 
@@ -101,7 +104,7 @@ def test_a_system_against_its_rerun_within_batching_noise_is_a_tie(capsys, tmp_p
 def test_tie_tolerance_zero_compares_exactly(capsys, tmp_path):
     scores_a, scores_b = [0.5, 0.7, 0.6, 0.65], [0.5000002, 0.7000003, 0.6000001, 0.6500002]
     a, b = _score_files(tmp_path, scores_a, scores_b)
-    assert main(["compare", str(a), str(b), "--json", "--tie-tolerance", "0"]) == 0
+    assert main(["compare-results", str(a), str(b), "--json", "--tie-tolerance", "0"]) == 0
     result = json.loads(capsys.readouterr().out)
     # B is ahead on every item by a hair: with no tolerance, it wins all four.
     assert result["winner"] == str(b)
@@ -109,13 +112,13 @@ def test_tie_tolerance_zero_compares_exactly(capsys, tmp_path):
     assert result["bootstrap"]["wins_b"] == 1000
     expected = compare_systems(scores_a, scores_b, tie_tolerance=0.0, name_a=str(a), name_b=str(b))
     assert result["t_test"]["p_value"] == pytest.approx(expected.t_test.p_value)
-    assert main(["compare", str(a), str(b), "--tie-tolerance", "1e-3"]) == 0
+    assert main(["compare-results", str(a), str(b), "--tie-tolerance", "1e-3"]) == 0
     assert capsys.readouterr().out.strip().splitlines()[-1].endswith("within 0.001 of each other.")
 
 
 def test_plain_number_files(capsys, tmp_path):
     a, b = _score_files(tmp_path, [0.5, 0.7, 0.6, 0.65], [0.5, 0.69, 0.61, 0.66])
-    assert main(["compare", str(a), str(b), "--json"]) == 0
+    assert main(["compare-results", str(a), str(b), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     expected = compare_systems([0.5, 0.7, 0.6, 0.65], [0.5, 0.69, 0.61, 0.66])
     assert result["difference"] == pytest.approx(expected.difference)
@@ -125,7 +128,7 @@ def test_plain_number_files(capsys, tmp_path):
 def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_path):
     # B loses both items by 0.4: t is -inf, p 0.
     a, b = _score_files(tmp_path, [0.9, 0.8], [0.5, 0.4])
-    assert main(["compare", str(a), str(b), "--json"]) == 0
+    assert main(["compare-results", str(a), str(b), "--json"]) == 0
 
     def refuse(constant: str) -> None:
         raise AssertionError(f"{constant} is not JSON")
@@ -203,7 +206,7 @@ def test_bad_result_files_are_a_clear_error(capsys, tmp_path, a, b, extra, expec
     path_a, path_b = tmp_path / "a.txt", tmp_path / "b.txt"
     path_a.write_text(a)
     path_b.write_text(b)
-    assert main(["compare", str(path_a), str(path_b), *extra]) == 2
+    assert main(["compare-results", str(path_a), str(path_b), *extra]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     [line] = captured.err.splitlines()
@@ -220,7 +223,15 @@ def test_a_full_disk_under_standard_output_is_a_clear_error(tmp_path):
     a, b = _score_files(tmp_path, [0.5, 0.7, 0.6], [0.5, 0.6, 0.61])
     with open("/dev/full", "w") as full:
         finished = subprocess.run(
-            [sys.executable, "-m", "opik_semantic_metrics", "compare", str(a), str(b), "--json"],
+            [
+                sys.executable,
+                "-m",
+                "opik_semantic_metrics",
+                "compare-results",
+                str(a),
+                str(b),
+                "--json",
+            ],
             stdout=full,
             stderr=subprocess.PIPE,
             text=True,
@@ -234,7 +245,7 @@ def test_a_full_disk_under_standard_output_is_a_clear_error(tmp_path):
 
 def test_a_winner_without_significance_is_said_to_be_so(capsys, tmp_path):
     a, b = _score_files(tmp_path, [0.5, 0.7, 0.6, 0.65], [0.5, 0.69, 0.61, 0.66])
-    assert main(["compare", str(a), str(b)]) == 0
+    assert main(["compare-results", str(a), str(b)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     # B is ahead by 0.0025 on average, far inside the noise of four items.
     assert last.startswith(f"{b} scores not significantly higher than {a} on score (")
@@ -245,7 +256,7 @@ def test_the_seed_chooses_the_resamples(capsys, tmp_path):
     a, b = _score_files(tmp_path, scores_a, scores_b)
     bootstraps = {}
     for seed in (0, 7):
-        assert main(["compare", str(a), str(b), "--json", "--seed", str(seed)]) == 0
+        assert main(["compare-results", str(a), str(b), "--json", "--seed", str(seed)]) == 0
         bootstraps[seed] = json.loads(capsys.readouterr().out)["bootstrap"]
         expected = compare_systems(scores_a, scores_b, seed=seed).bootstrap
         assert bootstraps[seed]["wins_a"] == expected.wins_a
@@ -267,7 +278,7 @@ def test_result_files_of_one_weight_type_or_silent_on_it_are_compared(
     path_a, path_b = tmp_path / "a.json", tmp_path / "b.json"
     path_a.write_text(json.dumps(documents[0]))
     path_b.write_text(json.dumps(documents[1]))
-    assert main(["compare", str(path_a), str(path_b), "--json"]) == 0
+    assert main(["compare-results", str(path_a), str(path_b), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["items"] == 3
 
 
@@ -280,7 +291,7 @@ def test_files_of_different_settings_are_compared_with_a_warning(capsys, tmp_pat
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(document))
         paths.append(str(path))
-    assert main(["compare", *paths, "--json"]) == 0
+    assert main(["compare-results", *paths, "--json"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["items"] == 3
     [warning] = captured.err.splitlines()
@@ -304,7 +315,26 @@ def test_json_after_blank_lines_and_one_setting_under_two_releases_are_compared(
         path = tmp_path / f"{name}.json"
         path.write_text("\n\n" + json.dumps(document))
         paths.append(str(path))
-    assert main(["compare", *paths, "--json"]) == 0
+    assert main(["compare-results", *paths, "--json"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["items"] == 3
     assert captured.err == ""  # the versions and the tokenizer class are not settings
+
+
+@pytest.mark.parametrize("output", [[], ["--json"]])
+def test_the_former_name_compare_runs_the_same_command(capsys, tmp_path, output):
+    # Scripts written for 0.1.0 call `compare`: the alias must print what compare-results does.
+    a, b = _score_files(tmp_path, [0.5, 0.75, 0.25, 1.0], [0.25, 0.5, 0.25, 0.5])
+    printed = {}
+    for name in ("compare-results", "compare"):
+        assert main([name, str(a), str(b), "--resamples", "200", "--seed", "3", *output]) == 0
+        printed[name] = capsys.readouterr()
+    assert printed["compare"] == printed["compare-results"]
+    out = printed["compare"].out
+    # The means by hand: 2.5 / 4 and 1.5 / 4.
+    if output:
+        assert json.loads(out)["mean_a"] == pytest.approx(0.625)
+        assert json.loads(out)["mean_b"] == pytest.approx(0.375)
+    else:
+        assert "0.6250" in out and "0.3750" in out
+        assert out.strip().splitlines()[-1].startswith(f"{a} scores ")

@@ -1,4 +1,4 @@
-"""``compare``: two systems' per-line scores, with paired significance tests.
+"""``compare-results``: two systems' per-line scores, with paired significance tests.
 
 Reads two result files (the JSON that ``bert-score --json`` or ``comet-score --json``
 prints, or plain files with one number per line) scored on the same lines, and prints
@@ -13,9 +13,16 @@ import dataclasses
 import json
 import re
 import sys
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from opik_semantic_metrics.cli.common import CliError, json_text, read_lines
+from opik_semantic_metrics.cli.common import (
+    CliError,
+    Command,
+    add_json_option,
+    json_text,
+    read_lines,
+    refusals_as_cli_errors,
+)
 from opik_semantic_metrics.compare.comparable import (
     COMPARED_SETTINGS,
     RecordedSettings,
@@ -37,13 +44,7 @@ DEFAULT_SCORE_KEYS = ("f1", "score")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)", re.I)
 
 
-def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "compare",
-        help="compare two result files with paired significance tests",
-        description="Compare two systems scored on the same lines: means with bootstrap "
-        "intervals, paired t-test, paired bootstrap resampling (Koehn, 2004), verdict.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results_a", help="first result file (JSON from --json, or numbers)")
     parser.add_argument("results_b", help="second result file")
     parser.add_argument(
@@ -61,9 +62,7 @@ def add_parser(subparsers: Any) -> None:
         f"(default {TIE_TOLERANCE:g}: scores of one text agree only that closely across "
         "batchings; 0 compares exactly but for the scores' rounding)",
     )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    # Reads numbers only: no model libraries to configure (see cli.main).
-    parser.set_defaults(run=run, loads_models=False)
+    add_json_option(parser, instead_of="tables")
 
 
 class ResultFile(NamedTuple):
@@ -148,10 +147,8 @@ def run(args: argparse.Namespace) -> int:
             (args.results_b, dtype_b, settings_b),
         )
     ]
-    try:
+    with refusals_as_cli_errors():
         differences = comparison_warnings(*recorded)
-    except ValueError as error:
-        raise CliError(str(error)) from None
     for message in differences:
         print(f"opik-semantic-metrics: warning: {message}", file=sys.stderr)
     if args.seed < 0:
@@ -217,3 +214,17 @@ def run(args: argparse.Namespace) -> int:
             f"(paired t-test p = {format_p_value(comparison.t_test.p_value)}, alpha {args.alpha})."
         )
     return 0
+
+
+COMMAND = Command(
+    "compare-results",
+    help="compare two result files with paired significance tests",
+    description="Compare two systems scored on the same lines: means with bootstrap "
+    "intervals, paired t-test, paired bootstrap resampling (Koehn, 2004), verdict.",
+    add_arguments=add_arguments,
+    run=run,
+    # Reads numbers only: no model libraries to configure.
+    loads_models=False,
+    # Its name until 0.1.0: one name per idea, as compare_results() in Python.
+    aliases=("compare",),
+)
