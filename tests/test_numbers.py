@@ -19,7 +19,7 @@ from opik_semantic_metrics import AnswerMatch, SemanticMatch
 from opik_semantic_metrics.answers.tiers import AnswerMatcher
 from opik_semantic_metrics.cli.main import main
 from opik_semantic_metrics.comet.checkpoint import parse_hparams
-from opik_semantic_metrics.compare.corpus import collect_item_scores, compare
+from opik_semantic_metrics.compare.corpus import collect_item_scores, compare_results
 from opik_semantic_metrics.compare.correlation import summary_level, system_level
 from opik_semantic_metrics.compare.stats import (
     bootstrap_interval,
@@ -165,9 +165,9 @@ def test_a_plain_list_of_scores_reads_numpy_and_tensor_values():
     assert collected.scores == {"0": 0.25, "1": 0.5, "2": 1.0, "3": math.inf}
     # Read, then refused where they are compared: not finite.
     with pytest.raises(ValueError, match=_refusal("scores_a", "score 3", "inf")):
-        compare([0.25, 0.5, 1.0, 10**400], [0.25, 0.5, 1.0, 0.5])
+        compare_results([0.25, 0.5, 1.0, 10**400], [0.25, 0.5, 1.0, 0.5])
     with pytest.raises(ValueError, match=_refusal("scores_b", "score 0", "nan")):
-        compare([0.25, 0.5], [math.nan, 0.5])
+        compare_results([0.25, 0.5], [math.nan, 0.5])
 
 
 def test_a_result_file_holds_numbers_only(capsys, tmp_path):

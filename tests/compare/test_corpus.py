@@ -258,3 +258,10 @@ def test_compare_takes_the_options_and_defaults_of_compare_systems():
         "seed": 0,
         "tie_tolerance": 1e-6,
     }
+
+
+def test_the_former_name_compare_still_imports_as_compare_results():
+    # Scripts written before the rename import `compare`; it must stay the same function.
+    from opik_semantic_metrics.compare.corpus import compare, compare_results
+
+    assert compare is compare_results

@@ -17,7 +17,7 @@ from scipy import stats as scipy_stats
 
 from opik_semantic_metrics import COMET
 from opik_semantic_metrics.comet.encoder import CometEncoder
-from opik_semantic_metrics.compare.corpus import compare
+from opik_semantic_metrics.compare.corpus import compare_results
 from opik_semantic_metrics.compare.stats import compare_systems
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "comet"
@@ -296,7 +296,7 @@ def test_through_opiks_engine_with_a_failed_item_and_the_system_score(metric):
 def test_compare_two_systems_scored_through_opik(metric):
     good = [s["mt"] for s in SEGMENTS[:20]]
     worse = ["Das ist falsch." for _ in good]
-    verdict = compare(
+    verdict = compare_results(
         _evaluate(metric, good), _evaluate(metric, worse), name_a="mt", name_b="constant"
     )
     scores_good = [

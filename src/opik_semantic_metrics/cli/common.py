@@ -265,10 +265,8 @@ def bertscore_engine(args: argparse.Namespace, **options: Any) -> BERTScoreEngin
     """
     from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
 
+    # Built (and loaded) here, so that the model's loading time stays out of the progress bar.
     with refusals_as_cli_errors():
-        engine = BERTScoreEngine(
+        return BERTScoreEngine(
             args.model, args.num_layers, lang=args.lang, **engine_options(args), **options
         )
-        # Load now, so that the model's loading time stays out of the progress bar.
-        engine.encoder  # noqa: B018
-    return engine
