@@ -43,7 +43,6 @@ MINILM_CONFIG = {
     "layer_norm_eps": 1e-12,
     "pad_token_id": 0,
 }
-_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 #: The kind of model in a directory this module built, read back by :func:`weights_of`.
 _KIND_FILE = "benchmark_weights.json"
 _TOKENIZER_FILES = (
@@ -80,37 +79,12 @@ def _corpus() -> list[str]:
 
 
 def _train_wordpiece(directory: Path) -> None:
-    """A lower-casing WordPiece tokenizer of up to MiniLM's vocabulary size, in ``directory``."""
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
-    from tokenizers import trainers as tokenizer_trainers
-    from transformers import BertTokenizerFast
+    """A lower-casing WordPiece tokenizer of up to MiniLM's vocabulary size, in ``directory``
+    (the tiny test BERT's tokenizer, trained on the benchmarks' texts)."""
+    sys.path.insert(0, str(Path(__file__).parents[1]))
+    from tests.tiny_models import wordpiece_tokenizer
 
-    backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    backend.normalizer = normalizers.BertNormalizer(lowercase=True)
-    backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    backend.decoder = decoders.WordPiece()
-    trainer = tokenizer_trainers.WordPieceTrainer(
-        vocab_size=MINILM_CONFIG["vocab_size"], special_tokens=_SPECIALS, show_progress=False
-    )
-    backend.train_from_iterator(_corpus(), trainer=trainer)
-    backend.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]",
-        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[
-            ("[CLS]", backend.token_to_id("[CLS]")),
-            ("[SEP]", backend.token_to_id("[SEP]")),
-        ],
-    )
-    tokenizer = BertTokenizerFast(
-        tokenizer_object=backend,
-        unk_token="[UNK]",
-        sep_token="[SEP]",
-        pad_token="[PAD]",
-        cls_token="[CLS]",
-        mask_token="[MASK]",
-        do_lower_case=True,
-        model_max_length=512,
-    )
+    tokenizer, _ = wordpiece_tokenizer(_corpus(), MINILM_CONFIG["vocab_size"], 512)
     tokenizer.save_pretrained(directory)
 
 

@@ -225,24 +225,22 @@ def build_tiny_gpt2(directory: str | Path) -> Path:
     return directory
 
 
-def build_tiny_bert(directory: str | Path) -> Path:
-    """A lower-casing WordPiece tokenizer and a random 2-layer BERT.
+def wordpiece_tokenizer(
+    corpus: list[str], vocab_size: int, model_max_length: int
+) -> tuple[PreTrainedTokenizerFast, Tokenizer]:
+    """A lower-casing WordPiece tokenizer trained on ``corpus`` (BERT's ``[CLS] ... [SEP]``),
+    and its ``tokenizers`` backend; the tiny BERT's, and the benchmarks' stand-in for
+    MiniLM's (``benchmarks/minilm_shape.py``)."""
+    from transformers import BertTokenizerFast
 
-    Returns:
-        The model directory.
-    """
-    from transformers import BertConfig, BertModel, BertTokenizerFast
-
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     backend.normalizer = normalizers.BertNormalizer(lowercase=True)
     backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     backend.decoder = decoders.WordPiece()
     trainer = tokenizer_trainers.WordPieceTrainer(
-        vocab_size=400, special_tokens=_BERT_SPECIALS, show_progress=False
+        vocab_size=vocab_size, special_tokens=_BERT_SPECIALS, show_progress=False
     )
-    backend.train_from_iterator(CORPUS, trainer=trainer)
+    backend.train_from_iterator(corpus, trainer=trainer)
     cls_id, sep_id = backend.token_to_id("[CLS]"), backend.token_to_id("[SEP]")
     backend.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]",
@@ -257,8 +255,22 @@ def build_tiny_bert(directory: str | Path) -> Path:
         cls_token="[CLS]",
         mask_token="[MASK]",
         do_lower_case=True,
-        model_max_length=MAX_LENGTH,
+        model_max_length=model_max_length,
     )
+    return tokenizer, backend
+
+
+def build_tiny_bert(directory: str | Path) -> Path:
+    """A lower-casing WordPiece tokenizer and a random 2-layer BERT.
+
+    Returns:
+        The model directory.
+    """
+    from transformers import BertConfig, BertModel
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    tokenizer, backend = wordpiece_tokenizer(CORPUS, 400, MAX_LENGTH)
     _save_tokenizer(tokenizer, backend, directory)
 
     config = BertConfig(
