@@ -3,7 +3,8 @@
 Each engine is a model behind the same parts, and :class:`EncoderEngine` writes them once:
 
 - **Loading.** The model loads when the engine is built, in the engine's :meth:`_load`,
-  called by :meth:`EncoderEngine._build` once its settings are checked. A model that cannot
+  called by :meth:`EncoderEngine._build` once its settings, device and weight type are
+  checked. A model that cannot
   be had then fails once, with the error naming it, not on every item of an experiment
   (``docs/design/one-model-copy.md``); the loaders keep one copy per process.
 - **The cache.** Per-text values (token or sentence embeddings) go through one
@@ -33,7 +34,7 @@ from opik_semantic_metrics.batching.cache import EmbeddingCache, shared_cache
 from opik_semantic_metrics.batching.forward import ForwardBatches, item_batcher, match_batch_size
 from opik_semantic_metrics.batching.memory import HalvingBatchSize
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
-from opik_semantic_metrics.models.devices import resolve_device
+from opik_semantic_metrics.models.devices import resolve_device, resolve_dtype
 
 ItemT = TypeVar("ItemT")
 ResultT = TypeVar("ResultT")
@@ -42,11 +43,13 @@ ResultT = TypeVar("ResultT")
 class EncoderEngine(ABC, Generic[ItemT, ResultT]):
     """The loading, cache and batching every encoder engine shares (see the module).
 
-    An engine's constructor checks its own settings, then calls :meth:`_build`, which sets
-    up the batching and the cache and loads the model.
+    An engine's constructor checks its own settings, then calls :meth:`_build`, which
+    resolves the device and weight type, sets up the batching and the cache, and loads
+    the model.
 
     Attributes:
         device: Where the model runs.
+        dtype: The type of the model's weights.
         batch_size: The engine's ``batch_size`` setting.
         forward_batches: Its forward passes over lists of texts.
         match_batch_size: Most pairs of a batched similarity product (halved on out of
@@ -59,7 +62,8 @@ class EncoderEngine(ABC, Generic[ItemT, ResultT]):
 
         >>> class Upper(EncoderEngine[str, str]):
         ...     def __init__(self) -> None:
-        ...         self._build("cpu", batch_size=2, micro_batch_size=4, cache=EmbeddingCache())
+        ...         self._build("cpu", None, batch_size=2, micro_batch_size=4,
+        ...                     cache=EmbeddingCache())
         ...     def _load(self) -> None:
         ...         self.loaded = True
         ...     _cache_namespace = ("upper",)
@@ -73,6 +77,7 @@ class EncoderEngine(ABC, Generic[ItemT, ResultT]):
     """
 
     device: torch.device
+    dtype: torch.dtype
     batch_size: int
     forward_batches: ForwardBatches
     match_batch_size: HalvingBatchSize
@@ -82,18 +87,21 @@ class EncoderEngine(ABC, Generic[ItemT, ResultT]):
     def _build(
         self,
         device: str | torch.device | None,
+        dtype: str | torch.dtype | None,
         *,
         batch_size: int,
         micro_batch_size: int,
         cache: EmbeddingCache | None,
     ) -> None:
-        """Set up the batching and the cache on ``device``, then load the model.
+        """Resolve ``device`` and ``dtype``, set up the batching and the cache, then load
+        the model (:meth:`_load` reads :attr:`device` and :attr:`dtype`).
 
         Raises:
-            ValueError: A device this machine lacks.
+            ValueError: A device this machine lacks, or an unknown ``dtype``.
             ModelUnavailableError: From :meth:`_load`: the model cannot be had.
         """
         self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
         self.batch_size = batch_size
         # Length-sorted, sized by device, halved on out of memory (batching/forward.py).
         self.forward_batches = ForwardBatches(batch_size, self.device)

@@ -49,7 +49,7 @@ class EmbeddingMixin(EncoderEngine[tuple[str, Reference], BERTScoreResult]):
     # -- loading -----------------------------------------------------------------------
 
     def _load(self) -> None:
-        self.encoder = load_encoder(**self._load_args)
+        self.encoder = load_encoder(**self._load_args, device=self.device, dtype=self.dtype)
         self.text_encoder = TextEncoder(
             self.encoder.tokenizer, self.encoder.max_length, self.encoder.tokenizer_lock
         )

@@ -39,7 +39,6 @@ from opik_semantic_metrics.inputs import (
     item_name,
     reference_texts,
 )
-from opik_semantic_metrics.models.devices import resolve_device, resolve_dtype
 from opik_semantic_metrics.models.layers import checked_layer
 from opik_semantic_metrics.models.registry import bertscore_layer, default_model_for_lang
 from opik_semantic_metrics.models.sources import (
@@ -185,21 +184,19 @@ class BERTScoreEngine(AllLayersMixin):
         self.rescale_with_baseline = rescale_with_baseline
         self.baseline_path = Path(baseline_path) if baseline_path is not None else None
         self.custom_baseline = baseline_path is not None
-        # A bad dtype fails here, before the model loads, not on every item.
-        resolve_dtype(dtype, resolve_device(device))
         self.use_fast_tokenizer = use_fast_tokenizer
         self._load_args = {
             "model": model,
             "layer": num_layers,
-            "device": device,
-            "dtype": dtype,
             "use_fast_tokenizer": use_fast_tokenizer,
             "trust_remote_code": trust_remote_code,
         }
         self.baseline: Baseline | None = None
         if rescale_with_baseline:
             self.baseline = self._read_baseline(model, lang, num_layers)
-        self._build(device, batch_size=batch_size, micro_batch_size=micro_batch_size, cache=cache)
+        self._build(
+            device, dtype, batch_size=batch_size, micro_batch_size=micro_batch_size, cache=cache
+        )
         self.idf_table: IdfTable | None = None
         if idf_references is not None:
             self._fit_idf(idf_references, "idf_references")

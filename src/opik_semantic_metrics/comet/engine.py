@@ -45,7 +45,6 @@ from opik_semantic_metrics.inputs import (
     is_empty_cell,
     item_name,
 )
-from opik_semantic_metrics.models.devices import resolve_device, resolve_dtype
 from opik_semantic_metrics.models.shared import LoadOnce
 from opik_semantic_metrics.models.sources import checked_model_name
 
@@ -205,12 +204,10 @@ class CometEngine(EncoderEngine[Item, CometResult]):
     ) -> None:
         batch_size = check_positive_int(batch_size, "batch_size")
         self._model = checked_model_name(model)
-        # Checked before the model loads, not on every item.
-        self._dtype = resolve_dtype(dtype, resolve_device(device))
-        self._build(device, batch_size=batch_size, micro_batch_size=batch_size, cache=cache)
+        self._build(device, dtype, batch_size=batch_size, micro_batch_size=batch_size, cache=cache)
 
     def _load(self) -> None:
-        self.loaded = load_comet(self._model, self.device, self._dtype)
+        self.loaded = load_comet(self._model, self.device, self.dtype)
 
     @property
     def model_name(self) -> str:

@@ -66,7 +66,7 @@ class EncodingMixin(EncoderEngine[tuple[str, Reference], SemanticMatchResult]):
     def _load(self) -> None:
         """The model, and what the score reads of its files: pooling, length limit and
         vocabulary."""
-        self.encoder = load_encoder(**self._load_args)
+        self.encoder = load_encoder(**self._load_args, device=self.device, dtype=self.dtype)
         self.model_name = self.encoder.name
         self.pooling = read_pooling_config(self.encoder.location)
         self.max_length = self.pooling.max_seq_length or self.encoder.max_length

@@ -288,13 +288,8 @@ class SemanticMatchEngine(EncodingMixin):
             ),
             baseline_source="default" if self.fixed_baseline is None else "fixed",
         )
-        self._load_args = {
-            "model": model,
-            "device": device,
-            "dtype": dtype,
-            "trust_remote_code": trust_remote_code,
-        }
-        self._build(device, batch_size=batch_size, micro_batch_size=batch_size, cache=cache)
+        self._load_args = {"model": model, "trust_remote_code": trust_remote_code}
+        self._build(device, dtype, batch_size=batch_size, micro_batch_size=batch_size, cache=cache)
 
     @property
     def active_combination(self) -> Combination:
