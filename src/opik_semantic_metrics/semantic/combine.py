@@ -38,12 +38,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from opik_semantic_metrics.inputs import is_finite_number, is_real_number
+
+_FloatOrArray = TypeVar("_FloatOrArray", float, NDArray[np.float64])
 
 #: The recipe's weights of the word, sentence and paragraph levels.
 RECIPE_WEIGHTS: Final = (0.4, 0.4, 0.2)
@@ -77,6 +79,18 @@ DEFAULT_SOFTNESS: Final = 0.15
 DEFAULT_SNAP: Final = 0.99
 
 
+def _ramp(value: _FloatOrArray, low: float, high: float) -> _FloatOrArray:
+    """0 at or below ``low``, 1 from ``high``, linear between; element by element for an
+    array. The negation gate and the move from short to long weights are both such ramps.
+
+    Example:
+        >>> _ramp(2.5, 1.0, 4.0), _ramp(np.array([0.0, 7.0]), 1.0, 4.0).tolist()
+        (0.5, [0.0, 1.0])
+    """
+    share = np.clip((value - low) / (high - low), 0.0, 1.0)
+    return share if isinstance(share, np.ndarray) else float(share)  # type: ignore[return-value]
+
+
 def negation_unseen(cosine: float) -> float:
     """How much of a one-sided negation the encoder missed, from the texts' plain cosine.
 
@@ -89,8 +103,7 @@ def negation_unseen(cosine: float) -> float:
         >>> negation_unseen(0.9), round(negation_unseen(0.7), 6), negation_unseen(0.5)
         (1.0, 0.5, 0.0)
     """
-    low, high = NEGATION_COSINES
-    return min(max((cosine - low) / (high - low), 0.0), 1.0)
+    return _ramp(cosine, *NEGATION_COSINES)
 
 
 def rescale_by_baseline(cosine: float, baseline: float) -> float:
@@ -274,7 +287,7 @@ class Combination:
         ``weights`` (0) towards ``long_weights`` (1)."""
         if self.long_weights is None:
             return 0.0
-        return min(max((sentences - 1.0) / (self.long_sentences - 1), 0.0), 1.0)
+        return _ramp(sentences, 1.0, self.long_sentences)
 
     def weights_for(self, sentences: float) -> tuple[float, float, float]:
         """The weights of a pair whose texts have ``sentences`` sentences (their mean)."""
@@ -315,7 +328,7 @@ class Combination:
         penalties = np.array([self.negation_penalty, self.number_penalty])
         raw = levels[:, :3] @ np.array(self.weights) - levels[:, 3:5] @ penalties
         if self.long_weights is not None and levels.shape[1] > 5:
-            share = np.clip((levels[:, 5] - 1.0) / (self.long_sentences - 1), 0.0, 1.0)
+            share = _ramp(levels[:, 5], 1.0, self.long_sentences)
             change = levels[:, :3] @ (np.array(self.long_weights) - np.array(self.weights))
             raw = raw + share * change
         return np.asarray(raw, dtype=np.float64)
