@@ -116,11 +116,7 @@ def _metric(args: argparse.Namespace) -> Any:
             flag = "--" + option.replace("_", "-")
             raise CliError(f"{flag} is no setting of --metric {args.metric}.")
         settings[option] = value
-    settings = metric_class.command_line_settings(settings)
-    runtime: dict[str, Any] = {"track": False}
-    if "device" in accepted:
-        runtime["device"] = "cpu"
-    return metric_class(**settings, **runtime)
+    return metric_class.untracked(metric_class.command_line_settings(settings), "cpu")
 
 
 def run(args: argparse.Namespace) -> int:

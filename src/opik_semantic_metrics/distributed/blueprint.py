@@ -15,7 +15,6 @@ so no score is computed twice in two ways. Nothing here knows a metric by name.
 
 from __future__ import annotations
 
-import inspect
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -82,10 +81,7 @@ class MetricBlueprint:
             with os.fdopen(handle, "wb") as file:
                 file.write(data)
             settings[key] = path
-        runtime: dict[str, Any] = {"track": False}
-        if "device" in inspect.signature(metric_class).parameters:
-            runtime["device"] = device
-        metric = metric_class(**settings, **runtime)
+        metric = metric_class.untracked(settings, device)
         metric.restore_fitted_state(self.state)
         return metric
 

@@ -118,6 +118,16 @@ class PackageMetric(base_metric.BaseMetric):
         return MappingProxyType(PackageMetric._registry)
 
     @classmethod
+    def untracked(cls, settings: Mapping[str, Any], device: Any = None) -> PackageMetric:
+        """The metric of ``settings``, built where its scores are recorded by the caller
+        (a Ray actor, the command line): untracked, and on ``device`` where it takes one
+        (``None``: its own default)."""
+        runtime: dict[str, Any] = {"track": False}
+        if device is not None and "device" in inspect.signature(cls).parameters:
+            runtime["device"] = device
+        return cls(**settings, **runtime)
+
+    @classmethod
     def command_line_settings(cls, given: dict[str, Any]) -> dict[str, Any]:
         """The settings a command line builds the metric with, from those it was given."""
         return given

@@ -68,10 +68,7 @@ def metric_from_document(
     for key, value in settings.items():
         if _is_document(value):
             settings[key] = metric_from_document(value, device=device)
-    runtime: dict[str, Any] = {"track": False}
-    if device is not None and "device" in _parameters(metric_class):
-        runtime["device"] = device
-    return metric_class(**settings, **runtime)
+    return metric_class.untracked(settings, device)
 
 
 def _as_json(value: Any, what: str) -> Any:
@@ -90,9 +87,3 @@ def _as_json(value: Any, what: str) -> Any:
 
 def _is_document(value: Any) -> bool:
     return isinstance(value, Mapping) and set(value) == {"metric", "settings"}
-
-
-def _parameters(metric_class: type[PackageMetric]) -> Mapping[str, Any]:
-    import inspect
-
-    return inspect.signature(metric_class).parameters
