@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from opik_semantic_metrics.cli.common import CliError
+from opik_semantic_metrics.dataset_files import dataset_files, dataset_kind
 
 #: The row arguments each ``--metric`` needs, as the distributed recipe has them (a test
 #: keeps the two equal), written out so that the check imports neither Opik nor Ray.
@@ -25,7 +26,6 @@ REQUIRED_ARGUMENTS = {
     "comet": ("input", "output"),
     "answer-match": ("output", "reference"),
 }
-_KINDS = {".parquet": "Parquet", ".jsonl": "JSON Lines", ".json": "JSON Lines", ".csv": "CSV"}
 
 
 def check_dataset_input(path: str | Path, metric: str, columns: Mapping[str, str]) -> None:
@@ -49,15 +49,9 @@ def check_dataset_input(path: str | Path, metric: str, columns: Mapping[str, str
     location = Path(path)
     if not location.exists():
         raise CliError(f"{path} does not exist.")
-    if location.is_dir():
-        files = sorted(
-            p for p in location.iterdir() if p.is_file() and not p.name.startswith((".", "_"))
-        )
-    else:
-        files = [location]
-    suffixes = {p.suffix.lower() for p in files}
-    kinds = {_KINDS.get(suffix) for suffix in suffixes}
-    if not files or None in kinds or len(kinds) != 1:
+    files = dataset_files(location)
+    if dataset_kind(files) is None:
+        suffixes = {p.suffix.lower() for p in files}
         found = ", ".join(sorted(suffix or "(none)" for suffix in suffixes)) or "no file"
         raise CliError(
             f"{path}: expected a Parquet (.parquet), JSON Lines (.jsonl) or CSV (.csv) file, "

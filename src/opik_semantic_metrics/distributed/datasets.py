@@ -10,6 +10,7 @@ from typing import Any
 
 import ray.data
 
+from opik_semantic_metrics.dataset_files import dataset_files, dataset_kind
 from opik_semantic_metrics.distributed.blueprint import MetricBlueprint
 
 
@@ -24,13 +25,13 @@ def as_dataset(dataset: Any) -> ray.data.Dataset:
         return dataset
     if isinstance(dataset, str | os.PathLike):
         path = Path(dataset)
-        suffixes = [path.suffix.lower()] if path.is_file() else _suffixes(path)
+        kind = dataset_kind(dataset_files(path))
         text = str(path)
-        if suffixes and all(s == ".parquet" for s in suffixes):
+        if kind == "Parquet":
             return ray.data.read_parquet(text)
-        if suffixes and all(s in (".jsonl", ".json") for s in suffixes):
+        if kind == "JSON Lines":
             return ray.data.read_json(text, lines=True)
-        if suffixes and all(s == ".csv" for s in suffixes):
+        if kind == "CSV":
             return ray.data.read_csv(text)
         raise ValueError(
             f"Expected a Parquet, JSON Lines (.jsonl) or CSV file or directory, got {text!r}."
@@ -45,18 +46,6 @@ def as_dataset(dataset: Any) -> ray.data.Dataset:
     raise ValueError(
         "Expected a ray.data.Dataset, a pandas DataFrame, a list of dicts or a path, got "
         f"{type(dataset).__name__}."
-    )
-
-
-def _suffixes(directory: Path) -> list[str]:
-    if not directory.is_dir():
-        raise ValueError(f"No such file or directory: {str(directory)!r}.")
-    return sorted(
-        {
-            p.suffix.lower()
-            for p in directory.iterdir()
-            if p.is_file() and not p.name.startswith((".", "_"))
-        }
     )
 
 
