@@ -92,7 +92,7 @@ from opik_semantic_metrics.semantic.combine import (
 )
 from opik_semantic_metrics.semantic.encoding import EncodingMixin
 from opik_semantic_metrics.semantic.encoding import TokenVectors as TokenVectors
-from opik_semantic_metrics.semantic.flips import changed_numbers, negation_flip, sentences
+from opik_semantic_metrics.semantic.flips import flip_checks
 from opik_semantic_metrics.semantic.idf import SmoothedIdf
 from opik_semantic_metrics.semantic.levels import WordLevel, cosine, word_level
 from opik_semantic_metrics.semantic.references import Reference as Reference
@@ -533,9 +533,8 @@ class SemanticMatchEngine(EncodingMixin):
         if aligned:
             said, expected = self._leading_words(said), self._leading_words(expected)
             unseen = negation_unseen(paragraph_cosine)
-        flipped = negation_flip(said, expected, aligned=aligned) * unseen
-        changed = changed_numbers(said, expected, aligned=aligned)
-        count = (len(sentences(said)) + len(sentences(expected))) / 2
+        negation, changed, count = flip_checks(said, expected, aligned=aligned)
+        flipped = negation * unseen
         raw = combination.raw(word.f1, sentence, paragraph, flipped, changed, count)
         return SemanticMatchResult(
             score=combination.final(raw),

@@ -109,7 +109,11 @@ _DIGITS: Final = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
 
 def negates(text: str) -> bool:
     """Whether a text holds a negation word (see :data:`NEGATION_WORDS`)."""
-    return any(word in NEGATION_WORDS or word.endswith("n't") for word in word_forms(text))
+    return _negates(word_forms(text))
+
+
+def _negates(words: tuple[str, ...]) -> bool:
+    return any(word in NEGATION_WORDS or word.endswith("n't") for word in words)
 
 
 def numbers_in(text: str) -> frozenset[Decimal]:
@@ -120,9 +124,13 @@ def numbers_in(text: str) -> frozenset[Decimal]:
         >>> [format(number, "f") for number in sorted(found)]
         ['2', '4.5', '1500', '3000000']
     """
+    return _numbers(word_forms(text))
+
+
+def _numbers(words: tuple[str, ...]) -> frozenset[Decimal]:
     found: list[Decimal] = []
     follows_number = False
-    for word in word_forms(text):
+    for word in words:
         scale = SCALE_WORDS.get(word)
         if scale is not None:
             if follows_number:
@@ -139,6 +147,28 @@ def numbers_in(text: str) -> frozenset[Decimal]:
     return frozenset(value.normalize() for value in found)
 
 
+class _Sentence:
+    """A sentence and what the checks read of it, each worked out once: its word forms,
+    its content words (no stop word, negation or number), whether it negates, its numbers."""
+
+    __slots__ = ("content", "negates", "numbers", "text", "words")
+
+    def __init__(self, text: str, words: tuple[str, ...]) -> None:
+        self.text = text
+        self.words = words
+        self.content = frozenset(
+            word for word in words
+            if word not in ENGLISH_STOP_WORDS and word not in NEGATION_WORDS
+            and not _DIGITS.fullmatch(word) and word not in NUMBER_WORDS
+        )  # fmt: skip
+        self.negates = _negates(words)
+        self.numbers = _numbers(words)
+
+    def shared(self, other: _Sentence) -> float:
+        """The share of this sentence's content words that ``other`` has (1.0 without any)."""
+        return len(self.content & other.content) / len(self.content) if self.content else 1.0
+
+
 def sentences(text: str) -> tuple[str, ...]:
     """The text's sentences: it is cut after ".", "!" or "?" (and any closing quotes or
     brackets) followed by whitespace, or after a lone stop glued to the next word as in
@@ -152,6 +182,12 @@ def sentences(text: str) -> tuple[str, ...]:
         >>> sentences("Yes. I can do it.")
         ('Yes. I can do it.',)
     """
+    return tuple(sentence.text for sentence in _split(text))
+
+
+def _split(text: str) -> tuple[_Sentence, ...]:
+    """:func:`sentences`, each with what the checks read of it. A piece joined to another
+    is joined with a space, so its words are the two pieces' words in order."""
     ends = [
         match.end()
         for match in _SENTENCE_END.finditer(text)
@@ -159,36 +195,47 @@ def sentences(text: str) -> tuple[str, ...]:
     ]
     bounds = zip([0, *ends], [*ends, len(text)], strict=True)
     pieces = [part for part in (text[start:end].strip() for start, end in bounds) if part]
-    merged: list[str] = []
-    waiting = ""
+    merged: list[tuple[str, tuple[str, ...]]] = []
+    waiting: tuple[str, tuple[str, ...]] | None = None
     for piece in pieces:
-        piece = f"{waiting} {piece}" if waiting else piece
-        if len(word_forms(piece)) < MIN_SENTENCE_WORDS:
-            waiting = piece
+        words = word_forms(piece)
+        if waiting is not None:
+            piece, words = f"{waiting[0]} {piece}", waiting[1] + words
+        if len(words) < MIN_SENTENCE_WORDS:
+            waiting = (piece, words)
             continue
-        merged.append(piece)
-        waiting = ""
-    if waiting:
+        merged.append((piece, words))
+        waiting = None
+    if waiting is not None:
         if merged:
-            merged[-1] = f"{merged[-1]} {waiting}"
+            last = merged[-1]
+            merged[-1] = (f"{last[0]} {waiting[0]}", last[1] + waiting[1])
         else:
             merged.append(waiting)
-    return tuple(merged)
+    return tuple(_Sentence(piece, words) for piece, words in merged)
 
 
-def _content(text: str) -> frozenset[str]:
-    """The text's words that say what it is about: no stop word, negation or number."""
-    return frozenset(
-        word for word in word_forms(text)
-        if word not in ENGLISH_STOP_WORDS and word not in NEGATION_WORDS
-        and not _DIGITS.fullmatch(word) and word not in NUMBER_WORDS
-    )  # fmt: skip
+def _sentences_or_whole(text: str, split: tuple[_Sentence, ...]) -> tuple[_Sentence, ...]:
+    return split or (_Sentence(text, word_forms(text)),)
 
 
-def _shared(said: str, expected: str) -> float:
-    """The share of ``said``'s content words that ``expected`` has (1.0 without any)."""
-    own = _content(said)
-    return len(own & _content(expected)) / len(own) if own else 1.0
+def _aligned(
+    said: tuple[_Sentence, ...], expected: tuple[_Sentence, ...]
+) -> list[tuple[_Sentence, _Sentence, float]]:
+    """:func:`aligned_sentences` of texts already split."""
+    counts = [max(len(sentence.words), 1) for sentence in said]
+    total = sum(counts)
+    if len(expected) == 1:
+        return [
+            (sentence, expected[0], count / total)
+            for sentence, count in zip(said, counts, strict=True)
+        ]
+    pairs = []
+    for sentence, count in zip(said, counts, strict=True):
+        own = sentence.content
+        best = max(range(len(expected)), key=lambda at: (len(own & expected[at].content), -at))
+        pairs.append((sentence, expected[best], count / total))
+    return pairs
 
 
 def aligned_sentences(output: str, reference: str) -> list[tuple[str, str, float]]:
@@ -200,22 +247,25 @@ def aligned_sentences(output: str, reference: str) -> list[tuple[str, str, float
         ...                   "The match was called off. It rained all day long.")
         [('Rain fell.', 'The match was called off.', 0.333...), ...]
     """
-    said = sentences(output) or (output,)
-    expected = sentences(reference) or (reference,)
-    counts = [max(len(word_forms(sentence)), 1) for sentence in said]
-    total = sum(counts)
-    if len(expected) == 1:
-        return [
-            (sentence, expected[0], count / total)
-            for sentence, count in zip(said, counts, strict=True)
-        ]
-    words = [_content(sentence) for sentence in expected]
-    pairs = []
-    for sentence, count in zip(said, counts, strict=True):
-        own = _content(sentence)
-        best = max(range(len(expected)), key=lambda at: (len(own & words[at]), -at))
-        pairs.append((sentence, expected[best], count / total))
-    return pairs
+    said = _sentences_or_whole(output, _split(output))
+    expected = _sentences_or_whole(reference, _split(reference))
+    return [(one.text, other.text, share) for one, other, share in _aligned(said, expected)]
+
+
+def _negation_flip(pairs: list[tuple[_Sentence, _Sentence, float]]) -> float:
+    return math.fsum(
+        share for said, expected, share in pairs
+        if said.negates != expected.negates and said.shared(expected) >= MIN_SHARED_WORDS
+    )  # fmt: skip
+
+
+def _changed_numbers(pairs: list[tuple[_Sentence, _Sentence, float]]) -> float:
+    changed = []
+    for said, counterpart, share in pairs:
+        stated, against = said.numbers, counterpart.numbers
+        if stated and against and said.shared(counterpart) >= MIN_SHARED_WORDS:
+            changed.append(share * len(stated - against) / len(stated))
+    return math.fsum(changed)
 
 
 def negation_flip(output: str, reference: str, *, aligned: bool = True) -> float:
@@ -223,12 +273,7 @@ def negation_flip(output: str, reference: str, *, aligned: bool = True) -> float
     reference sentence does not, or the reverse, among the pairs checked (see the module
     docstring); ``aligned=False`` reads each text whole, as one sentence, and checks it
     whatever words it shares (how calibrations saved before state version 4 were fitted)."""
-    if not aligned:
-        return 1.0 if negates(output) != negates(reference) else 0.0
-    return math.fsum(
-        share for said, expected, share in aligned_sentences(output, reference)
-        if negates(said) != negates(expected) and _shared(said, expected) >= MIN_SHARED_WORDS
-    )  # fmt: skip
+    return flip_checks(output, reference, aligned=aligned)[0]
 
 
 def changed_numbers(output: str, reference: str, *, aligned: bool = True) -> float:
@@ -236,15 +281,29 @@ def changed_numbers(output: str, reference: str, *, aligned: bool = True) -> flo
     sentence's numbers that its aligned reference sentence does not state, among the pairs
     checked where both state numbers (see the module docstring); ``aligned=False`` reads
     each text whole, as one sentence, and checks it whatever words it shares."""
-    expected = numbers_in(reference)
-    if not expected:
-        return 0.0
+    return flip_checks(output, reference, aligned=aligned)[1]
+
+
+def flip_checks(output: str, reference: str, *, aligned: bool = True) -> tuple[float, float, float]:
+    """:func:`negation_flip`, :func:`changed_numbers` and the mean of the two texts'
+    sentence counts (:func:`sentences`), from one reading of each text: the layered score
+    needs all three for every pair.
+
+    Example:
+        >>> flip_checks("Storms hit. The storm killed 12 people.", "The storm killed 10 people.")
+        (0.0, 0.7142857142857143, 1.5)
+    """
+    split_output, split_reference = _split(output), _split(reference)
+    count = (len(split_output) + len(split_reference)) / 2
     if not aligned:
-        stated = numbers_in(output)
-        return len(stated - expected) / len(stated) if stated else 0.0
-    changed = []
-    for said, counterpart, share in aligned_sentences(output, reference):
-        stated, against = numbers_in(said), numbers_in(counterpart)
-        if stated and against and _shared(said, counterpart) >= MIN_SHARED_WORDS:
-            changed.append(share * len(stated - against) / len(stated))
-    return math.fsum(changed)
+        whole_output = _Sentence(output, word_forms(output))
+        whole_reference = _Sentence(reference, word_forms(reference))
+        negation = 1.0 if whole_output.negates != whole_reference.negates else 0.0
+        stated, expected = whole_output.numbers, whole_reference.numbers
+        changed = len(stated - expected) / len(stated) if stated and expected else 0.0
+        return negation, changed, count
+    pairs = _aligned(
+        _sentences_or_whole(output, split_output),
+        _sentences_or_whole(reference, split_reference),
+    )
+    return _negation_flip(pairs), _changed_numbers(pairs), count
