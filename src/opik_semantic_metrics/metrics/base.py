@@ -255,6 +255,17 @@ class PackageMetric(base_metric.BaseMetric):
                 )
 
 
+def cut_texts_note(output_cut: bool, reference_cut: bool, limit: int) -> str | None:
+    """A reason's note on the texts cut at the model's token limit (``None``: none was).
+
+    Example:
+        >>> cut_texts_note(True, True, 512)
+        'output and reference cut to 512 tokens'
+    """
+    sides = [side for side, cut in (("output", output_cut), ("reference", reference_cut)) if cut]
+    return f"{' and '.join(sides)} cut to {limit} tokens" if sides else None
+
+
 def record_metadata(record: Any) -> dict[str, Any] | None:
     """An engine's frozen record as ``metadata`` holds it: its fields as a dictionary;
     ``None`` stays ``None``.

@@ -44,7 +44,7 @@ from opik_semantic_metrics.bertscore.engine import (
 from opik_semantic_metrics.bertscore.idf import IdfTable, idf_from_document_frequencies
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import reference_texts
-from opik_semantic_metrics.metrics.base import PackageMetric, record_metadata
+from opik_semantic_metrics.metrics.base import PackageMetric, cut_texts_note, record_metadata
 from opik_semantic_metrics.records import bertscore_record
 
 #: The three scores of an item, in order.
@@ -309,11 +309,11 @@ def _reason(
         )
     if result.opposite_signs:
         parts.append("P and R have opposite signs, so the raw F1 is 0 (2PR/(P+R) is unbounded)")
-    if result.candidate_truncated or result.reference_truncated:
-        side = "output" if result.candidate_truncated else "reference"
-        if result.candidate_truncated and result.reference_truncated:
-            side = "output and reference"
-        parts.append(f"{side} cut to {engine.encoder.max_length} tokens")
+    cut = cut_texts_note(
+        result.candidate_truncated, result.reference_truncated, engine.encoder.max_length
+    )
+    if cut is not None:
+        parts.append(cut)
     if undefined:
         # All weights 0: idf 0 for every token, or (idf on or off) special tokens only, as
         # an output that is the text "[SEP]".

@@ -37,7 +37,7 @@ import torch
 from opik.evaluation.metrics import score_result
 
 from opik_semantic_metrics.inputs import as_list
-from opik_semantic_metrics.metrics.base import PackageMetric
+from opik_semantic_metrics.metrics.base import PackageMetric, cut_texts_note
 from opik_semantic_metrics.metrics.failure import metric_failure
 from opik_semantic_metrics.models.devices import dtype_name
 from opik_semantic_metrics.semantic.calibration import DEFAULT_FOLDS, CalibrationReport
@@ -446,16 +446,11 @@ class SemanticMatch(PackageMetric):
             parts.append("idf not fitted (uniform)")
         if state.baseline_source == "default":
             parts.append("paragraph baseline not fitted (0)")
-        if result.output_truncated or result.reference_truncated:
-            sides = [
-                side
-                for side, cut in (
-                    ("output", result.output_truncated),
-                    ("reference", result.reference_truncated),
-                )
-                if cut
-            ]
-            parts.append(f"{' and '.join(sides)} cut to {self.engine.max_length} tokens")
+        cut = cut_texts_note(
+            result.output_truncated, result.reference_truncated, self.engine.max_length
+        )
+        if cut is not None:
+            parts.append(cut)
         return "; ".join(parts) + "."
 
 
