@@ -1,10 +1,12 @@
-"""Tiny local models for tests: built on the fly, no download, deterministic.
+"""Tiny local models for tests: built on the fly, no download.
 
 Each helper writes a model directory that ``transformers.AutoTokenizer`` and
 ``transformers.AutoModel`` (and so bert_score) load like a Hub checkpoint, and returns
 its path. The tokenizers are trained with the ``tokenizers`` library on :data:`CORPUS`;
-the models are randomly initialised from a fixed seed. Building one takes well under a
-second.
+the models are randomly initialised from a fixed seed. A trained vocabulary can differ
+from one build to the next (the WordPiece trainer breaks ties in no fixed order), so a
+test compares implementations on one build, and a recorded fixture keeps the build it was
+recorded on (``tests/fixtures/tiny_models/``). Building one takes well under a second.
 
 - :func:`build_tiny_roberta`: byte-level BPE (RoBERTa's ``<s> ... </s>``), which reads
   a leading space as part of the first word; ``add_prefix_space=True`` builds the variant
