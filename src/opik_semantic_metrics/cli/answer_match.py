@@ -2,17 +2,28 @@
 
 The files are aligned, one answer a line; ``--formats`` (MMESGBench's ``Str``, ``Int``,
 ``Float``, ``List``, ``None`` a line) and ``--questions`` are optional files aligned with
-them. No model is loaded: the semantic tier is off (it needs a metric, in Python). The
-verdicts are those of ``AnswerMatch`` with the same settings; ``--json`` gives each line
-a ``score`` of 1 or 0, which ``compare-results`` reads.
+them. No model is loaded unless ``--semantic-model`` turns the semantic tier on: then
+an answer that no other tier matches matches where its BERTScore F1 against the gold
+answer, with that model, reaches ``--semantic-threshold``. The verdicts are those of
+``AnswerMatch`` with the same settings (``semantic=BERTScore(model=...)``); ``--json``
+gives each line a ``score`` of 1 or 0, which ``compare-results`` reads.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from opik_semantic_metrics.cli import common
 from opik_semantic_metrics.report.tables import Table
+
+if TYPE_CHECKING:
+    from opik_semantic_metrics.answers.similarity import SemanticScorer
+
+#: AnswerMatch's default threshold for BERTScore F1 on all-MiniLM-L6-v2 (layer 6, no idf,
+#: not rescaled): :data:`opik_semantic_metrics.metrics.answer_match.BERTSCORE_MINILM_F1_THRESHOLD`
+#: (a test keeps the two equal), written out so that the command imports no Opik.
+MINILM_THRESHOLD = 0.50
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,27 +41,60 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="largest difference relative to the larger number (0.05 for 5%%)",
     )
+    parser.add_argument(
+        "--semantic-model",
+        default=None,
+        help="turn the semantic tier on: BERTScore F1 with this model (Hub id, local "
+        "directory, or all-MiniLM-L6-v2, the packaged offline model) for text answers no "
+        "other tier matched (default: off, and no model is loaded)",
+    )
+    parser.add_argument(
+        "--semantic-threshold",
+        type=float,
+        default=None,
+        help=f"least F1 that matches (default: {MINILM_THRESHOLD} for all-MiniLM-L6-v2, "
+        "calibrated; required for any other model)",
+    )
     common.add_json_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from opik_semantic_metrics.answers.tiers import AnswerMatcher
+    from opik_semantic_metrics.errors import ScorerError
 
     optional = [path for path in (args.formats, args.questions) if path is not None]
     answers, golds, *columns = common.read_aligned([args.candidates, args.references, *optional])
     formats = columns.pop(0) if args.formats is not None else [None] * len(answers)
     questions = columns.pop(0) if args.questions is not None else [None] * len(answers)
+    if args.formats is not None:
+        formats = _checked_formats(args.formats, formats)
+    threshold = _semantic_threshold(args)
     with common.refusals_as_cli_errors():
-        matcher = AnswerMatcher(args.tolerance, args.relative_tolerance)
-        results = [
-            matcher.match(answer, gold, answer_format=form or None, question=question)
-            for answer, gold, form, question in zip(answers, golds, formats, questions, strict=True)
-        ]
+        matcher = AnswerMatcher(
+            args.tolerance,
+            args.relative_tolerance,
+            semantic=_semantic_scorer(args),
+            semantic_threshold=threshold,
+        )
+    results = []
+    for line, (answer, gold, form, question) in enumerate(
+        zip(answers, golds, formats, questions, strict=True), start=1
+    ):
+        try:
+            results.append(matcher.match(answer, gold, answer_format=form, question=question))
+        except (ValueError, ScorerError) as error:  # InputError too
+            raise common.CliError(f"line {line}: {error}") from error
     matched = sum(result.matched for result in results)
     accuracy = matched / len(results)
     if args.json:
+        semantic = (
+            {"semantic_model": args.semantic_model, "semantic_threshold": threshold}
+            if args.semantic_model is not None
+            else {}
+        )
         document = {
             "metric": "answer_match",
+            **semantic,
             "candidates": args.candidates,
             "references": args.references,
             "mean": accuracy,
@@ -61,6 +105,11 @@ def run(args: argparse.Namespace) -> int:
                     "method": result.method,
                     "reason": result.reason,
                     "flags": list(result.flags),
+                    **(
+                        {"semantic_score": result.semantic_score}
+                        if args.semantic_model is not None
+                        else {}
+                    ),
                 }
                 for line, result in enumerate(results, start=1)
             ],
@@ -72,18 +121,96 @@ def run(args: argparse.Namespace) -> int:
             for line, result in enumerate(results, start=1)
         )
         print(Table(("line", "matched", "method"), rows).to_text())
-        print(f"AnswerMatch: {matched} of {len(results)} matched, accuracy {accuracy:.4f}")
+        tiers = (
+            f" (semantic: {args.semantic_model} F1 >= {threshold:g})"
+            if args.semantic_model is not None and threshold is not None
+            else ""
+        )
+        print(f"AnswerMatch{tiers}: {matched} of {len(results)} matched, accuracy {accuracy:.4f}")
     return 0
+
+
+def _checked_formats(path: str, formats: list[str]) -> list[str | None]:
+    """The ``--formats`` lines in their canonical spelling; an empty line is unknown.
+
+    Raises:
+        CliError: A line that is no format, named with its line number.
+    """
+    from opik_semantic_metrics.answers.reading import ANSWER_FORMATS, check_answer_format
+    from opik_semantic_metrics.errors import InputError, shown
+
+    checked = []
+    for line, form in enumerate(formats, start=1):
+        try:
+            checked.append(check_answer_format(form))
+        except InputError:
+            raise common.CliError(
+                f"{path} line {line}: expected an answer format, one of "
+                f"{', '.join(ANSWER_FORMATS)}, or an empty line for unknown; got "
+                f"{shown(form, 40)}"
+            ) from None
+    return checked
+
+
+def _semantic_threshold(args: argparse.Namespace) -> float | None:
+    """``--semantic-threshold``, or the calibrated default of the packaged MiniLM.
+
+    Raises:
+        CliError: A threshold without ``--semantic-model``, or another model without
+            a threshold (checked before the model loads).
+    """
+    from opik_semantic_metrics.models.registry import PACKAGED_MODEL_ALIASES
+
+    if args.semantic_model is None:
+        if args.semantic_threshold is not None:
+            raise common.CliError("--semantic-threshold needs --semantic-model")
+        return None
+    if args.semantic_threshold is not None:
+        return float(args.semantic_threshold)
+    if args.semantic_model in PACKAGED_MODEL_ALIASES:
+        return MINILM_THRESHOLD
+    raise common.CliError(
+        f"--semantic-model {args.semantic_model} needs --semantic-threshold: the default "
+        f"({MINILM_THRESHOLD}) is calibrated for all-MiniLM-L6-v2 only (see "
+        "benchmarks/answer_match_threshold.py for how to choose one)"
+    )
+
+
+def _semantic_scorer(args: argparse.Namespace) -> SemanticScorer | None:
+    """BERTScore F1 with ``--semantic-model`` (bert_score's layer for the model, no idf,
+    not rescaled), ``None`` for a pair either of whose texts the model reads only as
+    unknown tokens, as ``AnswerMatch(semantic=BERTScore(...))`` scores; ``None`` without
+    the option.
+
+    Raises:
+        ModelUnavailableError: The model cannot be had.
+    """
+    if args.semantic_model is None:
+        return None
+    from opik_semantic_metrics.bertscore.engine import BERTScoreEngine
+
+    common.quiet_model_libraries()
+    with common.refusals_as_cli_errors():
+        engine = BERTScoreEngine(args.semantic_model)
+
+    def bertscore_f1(output: str, reference: str) -> float | None:
+        [result] = engine.score([output], [reference])
+        if result.candidate_unknown_tokens or result.reference_unknown_tokens:
+            return None
+        return result.f1
+
+    return bertscore_f1
 
 
 COMMAND = common.Command(
     "answer-match",
     help="AnswerMatch verdicts of answer lines against gold answer lines",
     description="Whether each answer line matches the same line of the gold file, by "
-    "AnswerMatch's tiers (exact, normalised, contains, numeric, list, not answerable), "
-    "with the tier that matched, and the accuracy. No model is loaded.",
+    "AnswerMatch's tiers (exact, normalised, contains, numeric, list, not answerable, and "
+    "semantic with --semantic-model), with the tier that matched, and the accuracy. No "
+    "model is loaded without --semantic-model.",
     add_arguments=add_arguments,
     run=run,
-    # Matches text: no model libraries to configure.
+    # Matches text: the model libraries are configured only for --semantic-model.
     loads_models=False,
 )

@@ -55,6 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     candidates, *reference_columns = common.read_aligned([args.candidates, *args.references])
+    # Before PyTorch is imported and the model loads (seconds).
+    common.check_rescaling(args.rescale_with_baseline, args.lang, args.model, args.baseline_path)
     references = [list(group) for group in zip(*reference_columns, strict=True)]
     engine = common.bertscore_engine(
         args,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -26,6 +27,35 @@ _Result = TypeVar("_Result")
 
 class CliError(Exception):
     """A problem the user can fix (a file, an argument); printed as one line, exit code 2."""
+
+
+def counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless the count is 1.
+
+    Example:
+        >>> counted(1, "line"), counted(3, "line")
+        ('1 line', '3 lines')
+    """
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Help that shows each option's default: ``(default: X)`` appended where the option
+    has a default other than ``None`` or ``False`` and its help does not already name one.
+
+    argparse's ``ArgumentDefaultsHelpFormatter`` appends ``(default: None)`` and
+    ``(default: False)`` to every flag too, which says nothing.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (
+            action.option_strings
+            and action.default not in (None, False, argparse.SUPPRESS)
+            and "default" not in text
+        ):
+            text += " (default: %(default)s)"
+        return text
 
 
 @contextmanager
@@ -64,7 +94,11 @@ class Command:
     def add_to(self, subparsers: Any) -> None:
         """Add the subcommand to ``subparsers`` (``ArgumentParser.add_subparsers()``)."""
         parser = subparsers.add_parser(
-            self.name, aliases=list(self.aliases), help=self.help, description=self.description
+            self.name,
+            aliases=list(self.aliases),
+            help=self.help,
+            description=self.description,
+            formatter_class=DefaultsHelpFormatter,
         )
         self.add_arguments(parser)
         parser.set_defaults(run=self.run, loads_models=self.loads_models)
@@ -133,8 +167,8 @@ def read_aligned(paths: Sequence[str | Path]) -> list[list[str]]:
     for path, column in zip(paths[1:], columns[1:], strict=True):
         if len(column) != len(first):
             raise CliError(
-                f"{path} has {len(column)} lines but {paths[0]} has {len(first)}: the files "
-                "must be aligned, one text per line"
+                f"{path} has {counted(len(column), 'line')} but {paths[0]} has {len(first)}: "
+                "the files must be aligned, one text per line"
             )
     return columns
 
@@ -253,6 +287,96 @@ def engine_options(args: argparse.Namespace) -> dict[str, Any]:
     """The engine settings of :func:`add_model_options` but ``--model``: ``device``,
     ``dtype`` and ``batch_size``."""
     return {"device": args.device, "dtype": args.dtype, "batch_size": args.batch_size}
+
+
+def check_rescaling(
+    rescale: bool,
+    lang: str | None,
+    model: str | None,
+    baseline_path: str | None = None,
+    *,
+    takes_baseline_path: bool = True,
+) -> None:
+    """Refuse, before PyTorch is imported and the model loads, a ``--rescale-with-baseline``
+    that can find no baseline: no ``--lang`` and no ``--baseline-path``, a baseline file
+    that does not exist, or a model without a packaged baseline in ``--lang``.
+
+    The rule is the engine's (:meth:`~opik_semantic_metrics.bertscore.engine.BERTScoreEngine`
+    reads ``rescale_baseline/<lang>/<model>.tsv``, and for a local model directory the
+    ``<directory>.tsv`` beside it); here the options are named as the command spells them.
+
+    Args:
+        rescale, lang, model, baseline_path: The options of those names.
+        takes_baseline_path: Whether the command has ``--baseline-path`` (the advice names
+            it only then).
+
+    Raises:
+        CliError: No baseline can be found.
+    """
+    if not rescale:
+        return
+    own_file = " or --baseline-path FILE" if takes_baseline_path else ""
+    if model is None:
+        lang = lang or "en"  # bert_score's default model is that of English
+    if baseline_path is not None:
+        if not Path(baseline_path).is_file():
+            raise CliError(f"--baseline-path {baseline_path} is no file")
+        return
+    if lang is None:
+        raise CliError(
+            "--rescale-with-baseline needs --lang (to find bert_score's baseline for the "
+            f"model){own_file}"
+        )
+    from opik_semantic_metrics.models.registry import default_model_for_lang
+
+    name = model if model is not None else default_model_for_lang(lang)
+    directory = Path(name).expanduser()
+    if directory.is_dir():
+        beside = directory.parent / f"{directory.name}.tsv"
+        if not beside.is_file():
+            raise CliError(
+                f"--rescale-with-baseline: a local model has no packaged baseline, and there "
+                f"is no {beside} beside {name}" + (f"; pass{own_file[3:]}" if own_file else "")
+            )
+        return
+    languages = sorted(p.name for p in PACKAGED_BASELINES.iterdir() if p.is_dir())
+    if lang.lower() not in languages:
+        raise CliError(
+            f"--rescale-with-baseline: no baselines for --lang {lang}; there are baselines "
+            f"for {', '.join(languages)}"
+        )
+    folder = PACKAGED_BASELINES / lang.lower()
+    if not (folder / f"{name}.tsv").is_file():
+        models = sorted(
+            p.relative_to(folder).as_posix()[: -len(".tsv")] for p in folder.rglob("*.tsv")
+        )
+        raise CliError(
+            f"--rescale-with-baseline: no baseline for {name} in --lang {lang}; there are "
+            f"baselines for {', '.join(models)}" + (f"; or pass{own_file[3:]}" if own_file else "")
+        )
+
+
+#: bert_score's packaged rescaling baselines, ``<lang>/<model>.tsv``:
+#: :data:`opik_semantic_metrics.bertscore.baseline.PACKAGED_BASELINES` (a test keeps the
+#: two equal), written out so that the check needs no PyTorch.
+PACKAGED_BASELINES = Path(__file__).resolve().parents[1] / "bertscore" / "rescale_baseline"
+
+
+def check_writable_file(path: str | Path, option: str) -> None:
+    """Refuse, before a model loads, an output file that cannot be written: its folder
+    is missing or no folder, it names a folder, or the folder is not writable.
+
+    Raises:
+        CliError: The file cannot be written there.
+    """
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        raise CliError(f"{option} {path} is a folder: name a file")
+    if not folder.is_dir():
+        raise CliError(f"{option} {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise CliError(f"{option} {path}: the folder {folder} is not writable")
 
 
 def bertscore_engine(args: argparse.Namespace, **options: Any) -> BERTScoreEngine:

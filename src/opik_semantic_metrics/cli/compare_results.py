@@ -19,6 +19,7 @@ from opik_semantic_metrics.cli.common import (
     CliError,
     Command,
     add_json_option,
+    counted,
     json_text,
     read_lines,
     refusals_as_cli_errors,
@@ -104,10 +105,17 @@ def _json_scores(path: str, text: str, key: str | None) -> ResultFile:
         raise CliError(f"{path} is not a result file with a 'scores' list ({error})") from None
     if not isinstance(rows, list) or not rows or not isinstance(rows[0], dict):
         raise CliError(f"{path} has no per-line scores")
+    # The keys that hold a number: what --score can name (not "line", "flags"...).
+    numeric = [name for name, value in rows[0].items() if name != "line" and is_real_number(value)]
     if key is None:
         key = next((name for name in DEFAULT_SCORE_KEYS if name in rows[0]), None)
         if key is None:
-            raise CliError(f"{path}: pass --score, one of {sorted(rows[0])}")
+            raise CliError(f"{path}: pass --score, one of {', '.join(numeric) or 'none'}")
+    elif key not in rows[0]:
+        raise CliError(
+            f"{path} has no score {key!r}; its scores are {', '.join(numeric) or 'none'} "
+            "(--score names one)"
+        )
     values = []
     for number, row in enumerate(rows, start=1):
         value = row.get(key) if isinstance(row, dict) else None
@@ -155,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--seed must be 0 or more, got {args.seed}")
     if len(scores_a) != len(scores_b):
         raise CliError(
-            f"{args.results_b} has {len(scores_b)} scores but {args.results_a} has "
+            f"{args.results_b} has {counted(len(scores_b), 'score')} but {args.results_a} has "
             f"{len(scores_a)}: compare systems scored on the same lines"
         )
     name_a, name_b = args.names or (args.results_a, args.results_b)

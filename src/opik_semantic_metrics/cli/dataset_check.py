@@ -26,10 +26,43 @@ REQUIRED_ARGUMENTS = {
     "comet": ("input", "output"),
     "answer-match": ("output", "reference"),
 }
+#: The row arguments each ``--metric`` reads where the dataset has them (the metrics'
+#: ``reads``; a test keeps the two equal).
+OPTIONAL_ARGUMENTS = {
+    "bertscore": (),
+    "semantic-match": (),
+    "comet": ("reference",),
+    "answer-match": ("input", "answer_format", "question"),
+}
 
 
-def check_dataset_input(path: str | Path, metric: str, columns: Mapping[str, str]) -> None:
-    """Refuse a dataset ``score-dataset`` could not score, before Ray starts.
+def check_column_arguments(metric: str, columns: Mapping[str, str]) -> None:
+    """Refuse a ``--columns`` key the metric does not read (a misspelt ``refrence=gold``
+    would otherwise leave the column unread), naming the keys it reads.
+
+    Raises:
+        CliError: A key that is no argument of the metric.
+
+    Example:
+        >>> check_column_arguments("bertscore", {"refrence": "gold"})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        opik_semantic_metrics.cli.common.CliError: ...; its arguments are output, reference.
+    """
+    arguments = REQUIRED_ARGUMENTS[metric] + OPTIONAL_ARGUMENTS[metric]
+    for argument, column in columns.items():
+        if argument not in arguments:
+            raise CliError(
+                f"--columns {argument}={column}: --metric {metric} reads no argument "
+                f"{argument!r}; its arguments are {', '.join(arguments)}."
+            )
+
+
+def check_dataset_input(
+    path: str | Path, metric: str, columns: Mapping[str, str]
+) -> list[str] | None:
+    """Refuse a dataset ``score-dataset`` could not score, before Ray starts; return the
+    columns of its first file (``None`` where they cannot be read without pyarrow).
 
     Args:
         path: The ``IN`` argument: a file, or a directory of files of one kind.
@@ -59,7 +92,7 @@ def check_dataset_input(path: str | Path, metric: str, columns: Mapping[str, str
         )
     names = _column_names(files[0])
     if names is None:
-        return  # Parquet without pyarrow: the command's own import error says what to install
+        return None  # Parquet without pyarrow: the command's import error says what to install
     for argument, column in columns.items():
         if column not in names:
             raise CliError(
@@ -76,6 +109,7 @@ def check_dataset_input(path: str | Path, metric: str, columns: Mapping[str, str
             f"No column for {', '.join(missing)} in {files[0]}: name it with --columns "
             f"{missing[0]}=COLUMN (its columns are {', '.join(names) or 'none'})."
         )
+    return names
 
 
 def _column_names(file: Path) -> list[str] | None:

@@ -27,7 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     reference = parser.add_mutually_exclusive_group(required=True)
     reference.add_argument("--reference", help="the reference text")
     reference.add_argument("-r", "--references", help="reference file, one text a line")
-    parser.add_argument("--line", type=int, default=1, help="line of the files (from 1)")
+    parser.add_argument(
+        "--line", type=int, default=1, help="line of the files to draw, counted from 1"
+    )
     parser.add_argument("-o", "--output", required=True, help="PNG file to write")
     # --num_layers: bert_score's spelling (its bert-score-show draws this heatmap too).
     parser.add_argument(
@@ -51,7 +53,10 @@ def _texts(args: argparse.Namespace) -> tuple[str, str]:
             continue
         lines = lines_of[path]
         if not 1 <= args.line <= len(lines):
-            raise CliError(f"--line {args.line} is outside {path}, which has {len(lines)} lines")
+            raise CliError(
+                f"--line {args.line} is outside {path}, which has "
+                f"{common.counted(len(lines), 'line')}"
+            )
         texts.append(lines[args.line - 1])
     candidate, reference = texts
     return candidate, reference
@@ -64,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--output must name a .png file, got {output}")
     if not 1 <= args.dpi <= MAX_DPI:
         raise CliError(f"--dpi must be between 1 and {MAX_DPI}, got {args.dpi}")
+    # Before the model loads (seconds); the write itself still reports what goes wrong.
+    common.check_writable_file(output, "--output")
     try:
         from opik_semantic_metrics.report.plots import figure_png, similarity_heatmap
     except ImportError as error:

@@ -38,7 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The command's parser, one subparser per subcommand."""
     parser = argparse.ArgumentParser(
         prog=PROGRAM,
-        description="Score text files with semantic metrics, compare results, draw heatmaps.",
+        description="Score text files with semantic metrics, compare results, draw heatmaps, "
+        "write reports.",
+        epilog=f"Run '{PROGRAM} COMMAND --help' for a command's options.",
     )
     parser.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
     subparsers = parser.add_subparsers(title="subcommands", required=True, metavar="COMMAND")
@@ -74,7 +76,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         >>> main(["compare-results", "missing-a.txt", "missing-b.txt"])
         2
     """
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if not arguments:
+        # argparse would say only "the following arguments are required: COMMAND".
+        parser.print_help(sys.stderr)
+        return USAGE_ERROR
+    args = parser.parse_args(arguments)
     _configure_output(getattr(args, "loads_models", True))
     try:
         return int(args.run(args))

@@ -18,7 +18,9 @@ from opik_semantic_metrics.cli import common
 from opik_semantic_metrics.report.tables import Table
 
 if TYPE_CHECKING:
+    from opik_semantic_metrics.semantic.combine import Combination
     from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
+    from opik_semantic_metrics.semantic.results import SemanticMatchResult
 
 #: The engine's default model, written out so that --help need not import PyTorch (a test
 #: keeps the two equal).
@@ -41,8 +43,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_model_options(parser, default_model=DEFAULT_MODEL)
 
 
+#: What the table's ``flags`` column can hold, explained under the table when it does.
+FLAG_LEGEND = {
+    "numbers": "numbers in the candidate that the reference does not state (penalty)",
+    "negation": "one text negates what the other does not (penalty)",
+    "snapped": "a raw score near 1 snapped to 1.0",
+    "floor": "a raw score at or below the floor, so 0.0",
+    "cut": "a text cut at the model's token limit",
+}
+
+
 def run(args: argparse.Namespace) -> int:
     candidates, references = common.read_aligned([args.candidates, args.references])
+    _check_fitting(args, references)
     engine = _engine(args, references)
     results = common.score_lines(engine.score, [candidates, references], args)
     mean = sum(result.score for result in results) / len(results)
@@ -63,18 +76,43 @@ def run(args: argparse.Namespace) -> int:
         }
         print(common.json_text(document))
     else:
+        combination = engine.active_combination
+        flags = [_flags(result, combination) for result in results]
         rows = tuple(
             (
                 str(line),
                 f"{result.score:.6f}",
                 *(_shown(value) for value in (result.word, result.sentence, result.paragraph)),
+                ", ".join(shown) or "-",
                 result.status,
             )
-            for line, result in enumerate(results, start=1)
+            for line, (result, shown) in enumerate(zip(results, flags, strict=True), start=1)
         )
-        print(Table(("line", "score", "word", "sentence", "paragraph", "status"), rows).to_text())
+        header = ("line", "score", "word", "sentence", "paragraph", "flags", "status")
+        print(Table(header, rows).to_text())
+        used = {flag.split()[0] for shown in flags for flag in shown}
+        for name in (name for name in FLAG_LEGEND if name in used):
+            print(f"{name}: {FLAG_LEGEND[name]}")
         print(f"{engine.model_name} ({fitted}) SemanticMatch: {mean:.6f}")
     return 0
+
+
+def _flags(result: SemanticMatchResult, combination: Combination) -> list[str]:
+    """Why a line's score is not the weighted mean of its levels: each penalty with what
+    it took off, a snap to 1 or the floor, a cut text (the metric's ``reason`` says the
+    same in words)."""
+    flags = []
+    if result.changed_numbers and combination.number_penalty:
+        flags.append(f"numbers -{combination.number_penalty * result.changed_numbers:.3g}")
+    if result.negation_flip and combination.negation_penalty:
+        flags.append(f"negation -{combination.negation_penalty * result.negation_flip:.3g}")
+    if result.snapped:
+        flags.append("snapped")
+    elif result.status == "scored" and result.score == 0.0:
+        flags.append("floor")
+    if result.output_truncated or result.reference_truncated:
+        flags.append("cut")
+    return flags
 
 
 def _shown(value: float | None) -> str:
@@ -85,6 +123,32 @@ def _dtype(engine: SemanticMatchEngine) -> str:
     from opik_semantic_metrics.models.devices import dtype_name
 
     return dtype_name(engine.encoder.dtype)
+
+
+def _check_fitting(args: argparse.Namespace, references: list[str]) -> None:
+    """Refuse, before PyTorch is imported and the model loads, a ``--state`` file that
+    cannot be read as JSON, and ``--fit`` on a reference file with fewer than two
+    different non-blank lines (the paragraph baseline is the mean cosine of pairs of
+    different references).
+
+    Raises:
+        CliError: Either.
+    """
+    if args.state is not None:
+        from opik_semantic_metrics.input_files import read_json
+
+        read_json(args.state, error=common.CliError)
+    if args.fit:
+        from opik_semantic_metrics.inputs import is_blank
+
+        different = {line for line in references if not is_blank(line)}
+        if len(different) < 2:
+            raise common.CliError(
+                f"--fit needs two or more different non-blank lines in {args.references} "
+                f"(it has {common.counted(len(different), 'different line')}): the "
+                "paragraph baseline is the mean similarity of pairs of different references; "
+                "or pass --state, a state fitted on more references (SemanticMatch.save)"
+            )
 
 
 def _engine(args: argparse.Namespace, references: list[str]) -> SemanticMatchEngine:
