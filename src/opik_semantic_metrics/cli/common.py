@@ -362,17 +362,23 @@ def check_rescaling(
 PACKAGED_BASELINES = Path(__file__).resolve().parents[1] / "bertscore" / "rescale_baseline"
 
 
-def check_writable_file(path: str | Path, option: str) -> None:
-    """Refuse, before a model loads, an output file that cannot be written: its folder
-    is missing or no folder, it names a folder, or the folder is not writable.
+def check_writable_file(path: str | Path, option: str, *, makes_folders: bool = False) -> None:
+    """Refuse, before a model loads, an output file that cannot be written: it names a
+    folder, its folder is missing (unless the command ``makes_folders``) or is a file, or
+    the folder is not writable.
 
     Raises:
         CliError: The file cannot be written there.
     """
     target = Path(path)
-    folder = target.parent
     if target.is_dir():
         raise CliError(f"{option} {path} is a folder: name a file")
+    folder = target.parent
+    if makes_folders:
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+    if folder.exists() and not folder.is_dir():
+        raise CliError(f"{option} {path}: {folder} is a file, not a folder")
     if not folder.is_dir():
         raise CliError(f"{option} {path}: the folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):

@@ -23,6 +23,7 @@ from opik_semantic_metrics.cli import (
     comet,
     compare_results,
     heatmap,
+    report,
     score_dataset,
     semantic_match,
 )
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         answer_match,
         compare_results,
         heatmap,
+        report,
         score_dataset,
     )
     for command in commands:

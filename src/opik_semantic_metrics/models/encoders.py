@@ -33,6 +33,7 @@ from opik_semantic_metrics.models.packed_linear import (
     pack_linear_layers,
     same_output,
 )
+from opik_semantic_metrics.models.progress import no_loading_bars
 from opik_semantic_metrics.models.sources import ModelSource, local_files_only, model_unavailable
 from opik_semantic_metrics.models.tokenizer import (
     check_token_ids_fit,
@@ -248,12 +249,13 @@ def load_checkpoint_encoder(
     """
     tokenizer = load_tokenizer(source, use_fast_tokenizer, trust_remote_code)
     try:
-        model, loading_info = AutoModel.from_pretrained(
-            source.location,
-            trust_remote_code=trust_remote_code,
-            output_loading_info=True,
-            local_files_only=local_files_only(source.location),
-        )
+        with no_loading_bars():  # transformers 5's "Loading weights" bar
+            model, loading_info = AutoModel.from_pretrained(
+                source.location,
+                trust_remote_code=trust_remote_code,
+                output_loading_info=True,
+                local_files_only=local_files_only(source.location),
+            )
     # A truncated or corrupt weights file (SafetensorError, or torch's RuntimeError), or a
     # config.json whose sizes are not the weights' (RuntimeError: size mismatch).
     except (OSError, ValueError, RuntimeError, SafetensorError) as error:
