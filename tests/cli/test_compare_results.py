@@ -141,11 +141,19 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
 @pytest.mark.parametrize(
     ("a", "b", "extra", "expected"),
     [
-        ("0.5\n0.6\n", "0.5\n", [], "{b} has 1 scores but {a} has 2"),
+        ("0.5\n0.6\n", "0.5\n", [], "{b} has 1 score but {a} has 2"),
         ("0.5\nabc\n", "0.5\n0.6\n", [], "{a} line 2 is not a number: 'abc'"),
         ("0.5\nnan\n", "0.5\n0.6\n", [], "{a} line 2 has no finite score"),
         ('{"no": 1}\n', "0.5\n", [], "{a} is not a result file with a 'scores' list"),
-        ('{"scores": [{"x": 1}]}', "0.5\n", [], "{a}: pass --score, one of ['x']"),
+        ('{"scores": [{"x": 1}]}', "0.5\n", [], "{a}: pass --score, one of x"),
+        # A --score no line has: the scores that exist, not "no 'nope' score for line 1".
+        (
+            '{"scores": [{"line": 1, "f1": 0.5, "precision": 0.4, "best_reference": 0, '
+            '"truncated": false}]}',
+            "0.5\n",
+            ["--score", "nope"],
+            "{a} has no score 'nope'; its scores are f1, precision, best_reference",
+        ),
         ('{"scores": [{"f1": 0.5}, {"f1": null}]}', "0.5\n0.6\n", [], "{a} line 2 has no finite"),
         ('{"scores": [{"f1": 0.5}, {"r": 1}]}', "0.5\n0.6\n", [], "no 'f1' score for line 2"),
         # Python's float() reads "1_0" as 10; no result command writes that.
@@ -185,6 +193,7 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
         "nan",
         "no-scores",
         "no-key",
+        "unknown-score",
         "null",
         "no-key-on-a-line",
         "underscore-digits",
