@@ -7,7 +7,12 @@ import json
 import pytest
 
 from opik_semantic_metrics.cli.common import CliError
-from opik_semantic_metrics.cli.dataset_check import REQUIRED_ARGUMENTS, check_dataset_input
+from opik_semantic_metrics.cli.dataset_check import (
+    OPTIONAL_ARGUMENTS,
+    REQUIRED_ARGUMENTS,
+    check_column_arguments,
+    check_dataset_input,
+)
 
 
 def test_a_missing_path_or_a_text_file_is_refused(tmp_path):
@@ -93,3 +98,39 @@ def test_the_required_arguments_are_the_metrics_own():
 
     assert set(REQUIRED_ARGUMENTS) == set(METRICS)
     assert _declared_required() == REQUIRED_ARGUMENTS
+
+
+def _declared_optional() -> dict[str, tuple[str, ...]]:
+    from opik_semantic_metrics import AnswerMatch, BERTScore, SemanticMatch
+    from opik_semantic_metrics.metrics.comet import COMET
+
+    metrics = {
+        "bertscore": BERTScore,
+        "semantic-match": SemanticMatch,
+        "comet": COMET,
+        "answer-match": AnswerMatch,
+    }
+    return {name: metric.reads.optional for name, metric in metrics.items()}
+
+
+def test_the_optional_arguments_are_the_metrics_own():
+    assert _declared_optional() == OPTIONAL_ARGUMENTS
+
+
+@pytest.mark.parametrize(
+    ("metric", "columns", "message"),
+    [
+        ("bertscore", {"refrence": "gold"}, "its arguments are output, reference\\.$"),
+        ("bertscore", {"input": "src"}, "--metric bertscore reads no argument 'input'"),
+        ("comet", {"source": "src"}, "its arguments are input, output, reference\\.$"),
+    ],
+)
+def test_a_columns_key_the_metric_does_not_read_is_refused(metric, columns, message):
+    with pytest.raises(CliError, match=message):
+        check_column_arguments(metric, columns)
+
+
+def test_every_argument_a_metric_reads_is_a_columns_key():
+    for metric, required in REQUIRED_ARGUMENTS.items():
+        arguments = required + OPTIONAL_ARGUMENTS[metric]
+        check_column_arguments(metric, {argument: argument for argument in arguments})

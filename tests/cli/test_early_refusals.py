@@ -84,13 +84,11 @@ def _refusals(files: dict[str, str]) -> list[tuple[list[str], str]]:
         # A misspelt --columns key, refused with the keys the metric reads.
         (
             [*dataset, "--columns", "refrence=reference", *out],
-            "--metric bertscore reads no argument 'refrence'; its arguments are output, "
-            "reference",
+            "--metric bertscore reads no argument 'refrence'; its arguments are output, reference",
         ),
         (
             [*dataset, "--rescale-with-baseline", *out],
-            "--rescale-with-baseline needs --lang (to find bert_score's baseline for the "
-            "model)",
+            "--rescale-with-baseline needs --lang (to find bert_score's baseline for the model)",
         ),
         # Issue 54, item 4: each of these was refused only after the model loaded.
         (
@@ -100,8 +98,7 @@ def _refusals(files: dict[str, str]) -> list[tuple[list[str], str]]:
         ),
         (
             ["bert-score", *pair, *minilm, "--lang", "en", "--rescale-with-baseline"],
-            "no baseline for all-MiniLM-L6-v2 in --lang en; there are baselines for "
-            "albert-base-v1",
+            "no baseline for all-MiniLM-L6-v2 in --lang en; there are baselines for albert-base-v1",
         ),
         (
             ["bert-score", *pair, "--lang", "xx", "--rescale-with-baseline"],

@@ -113,3 +113,44 @@ def test_a_hugging_face_hub_warning_is_printed_once():
     )
     assert finished.stderr.splitlines().count("Retrying in 1s") == 1
     assert "warning: Retrying in 1s" not in finished.stderr
+
+
+def test_the_bare_command_lists_every_subcommand(capsys):
+    # argparse alone said only "the following arguments are required: COMMAND".
+    assert main([]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    listed = captured.err
+    assert listed.startswith("usage: opik-semantic-metrics")
+    commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    for command in commands:
+        assert command in listed, command
+
+
+def _subcommand_parsers() -> dict:
+    return build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+
+
+def test_every_option_with_a_default_shows_it_in_its_help():
+    for name, parser in _subcommand_parsers().items():
+        for action in parser._actions:
+            if not action.option_strings or action.default in (None, False, "==SUPPRESS=="):
+                continue
+            # The option's block of the printed help, as argparse formats it.
+            shown = " ".join(parser._get_formatter()._format_action(action).split())
+            assert "default" in shown, (name, shown)
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        ("score-dataset", "the metric (default: bertscore)"),
+        ("score-dataset", "(default: all-MiniLM-L6-v2, the packaged offline model"),
+        ("heatmap", "line of the files to draw, counted from 1 (default: 1)"),
+        ("heatmap", "resolution of the PNG (default: 100)"),
+        ("compare-results", "significance level (default: 0.05)"),
+    ],
+)
+def test_the_defaults_the_issue_named_are_in_the_help(command, shown):
+    text = " ".join(_subcommand_parsers()[command].format_help().split())
+    assert shown in text

@@ -49,11 +49,14 @@ def test_the_table_shows_each_line_and_the_mean(capsys, text_files):
     arguments = ["-c", str(text_files["short"]), "-r", str(text_files["short"]), *MINILM]
     assert main(["semantic-match", *arguments]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["line", "score", "word", "sentence", "paragraph", "status"]
-    rows = [line.split() for line in lines[2:-1]]
-    # Each text against itself.
+    header = ["line", "score", "word", "sentence", "paragraph", "flags", "status"]
+    assert lines[0].split() == header
+    rows = [line.split() for line in lines[2:7]]
+    # Each text against itself: snapped to 1.0, as the flags and their legend say.
+    assert lines[7].startswith("snapped: ")
     assert [row[0] for row in rows] == ["1", "2", "3", "4", "5"]
     assert all(row[1] == "1.000000" and row[-1] == "scored" for row in rows)
+    assert all(row[-2] == "snapped" for row in rows)
     assert lines[-1].endswith("(unfitted: see --fit) SemanticMatch: 1.000000")
 
 
@@ -65,7 +68,36 @@ def test_unaligned_files_and_a_corpus_too_small_to_fit_are_one_line(capsys, tmp_
     assert main(["semantic-match", "-c", str(one), "-r", str(one), "--fit", *MINILM]) == 2
     error = capsys.readouterr().err
     assert error.startswith("opik-semantic-metrics: error: ") and len(error.splitlines()) == 1
-    assert "two distinct" in error
+    assert "--fit needs two or more different non-blank lines in" in error
+    assert f"{one} (it has 1 different line)" in error
+
+
+@pytest.mark.slow
+def test_the_table_shows_the_penalties_the_reason_gives(capsys, tmp_path):
+    import re
+
+    from opik_semantic_metrics import SemanticMatch
+
+    # Issue 54, item 5: word 0.84, sentence 0.77, paragraph 0.76, score 0.44, and only
+    # --json showed the changed-number penalty that took the score down.
+    candidate, reference = "The train leaves at 5 pm from platform 2.", "The train leaves at 6 pm."
+    candidates = write_lines(tmp_path / "c.txt", [candidate, "The cat is not on the mat."])
+    references = write_lines(tmp_path / "r.txt", [reference, "The cat is on the mat."])
+    assert main(["semantic-match", "-c", str(candidates), "-r", str(references), *MINILM]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    metric = SemanticMatch(model="all-MiniLM-L6-v2", device="cpu", track=False)
+    for row, (output, gold) in zip(
+        lines[2:4],
+        [(candidate, reference), ("The cat is not on the mat.", "The cat is on the mat.")],
+        strict=True,
+    ):
+        reason = metric.score(output=output, reference=gold).reason
+        penalties = re.findall(r"\(-([0-9.]+)\)", reason)
+        assert penalties, reason
+        shown = re.findall(r"(?:numbers|negation) -([0-9.]+)", row)
+        assert shown == penalties, (row, reason)
+    assert "numbers -" in lines[2] and "negation -" in lines[3]
+    assert any(line.startswith("numbers: numbers in the candidate") for line in lines)
 
 
 def test_the_default_model_is_the_engines():

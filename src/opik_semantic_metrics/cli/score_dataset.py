@@ -194,18 +194,18 @@ def run(args: argparse.Namespace) -> int:
         # The packaged MiniLM where neither -m nor --lang chooses (command_line_settings).
         model = args.model if args.model or args.lang else "all-MiniLM-L6-v2"
         check_rescaling(args.rescale_with_baseline, args.lang, model, takes_baseline_path=False)
-    settings = _settings(args)
-    quiet_model_libraries()
     try:
         import ray
         import ray.data
-
-        from opik_semantic_metrics.distributed import score_dataset, scoring_summary
     except ImportError as error:
         raise CliError(
             f'score-dataset needs the ray extra: pip install "opik-semantic-metrics[ray]" '
             f"({error})."
         ) from error
+    settings = _settings(args)  # imports the metrics: Opik and PyTorch, no model yet
+    quiet_model_libraries()
+    from opik_semantic_metrics.distributed import score_dataset, scoring_summary
+
     if not ray.is_initialized():
         ray.init(address=args.address)
     with refusals_as_cli_errors():
