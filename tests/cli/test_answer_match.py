@@ -70,5 +70,58 @@ def test_a_bad_format_line_is_one_line(capsys, tmp_path, files):
     answers, gold, _, _ = files
     formats = write_lines(tmp_path / "bad.txt", ["Float", "Str", "List", "None", "Str", "Number"])
     assert main(["answer-match", "-c", answers, "-r", gold, "--formats", str(formats)]) == 2
-    error = capsys.readouterr().err
+    [error] = capsys.readouterr().err.splitlines()
     assert error.startswith("opik-semantic-metrics: error: ") and "Number" in error
+    # Issue 54, item 8: the bad value was named, but not its line.
+    assert f"{formats} line 6: expected an answer format, one of Str, Int, Float" in error
+
+
+#: Text answers that no rule-based tier matches, and the semantic tier may.
+SEMANTIC_CASES = [
+    ("A feline is resting on the rug.", "A cat sits on the mat."),
+    ("Emissions fell because of the new wind farms.", "Wind power reduced emissions."),
+    ("Berlin", "Paris"),
+    ("The board approved the merger.", "The weather was sunny."),
+]
+
+
+@pytest.mark.slow
+def test_the_semantic_tier_from_the_command_line_gives_the_metrics_verdicts(capsys, tmp_path):
+    from opik_semantic_metrics import AnswerMatch, BERTScore
+
+    answers = write_lines(tmp_path / "a.txt", [answer for answer, _ in SEMANTIC_CASES])
+    gold = write_lines(tmp_path / "g.txt", [reference for _, reference in SEMANTIC_CASES])
+    arguments = ["-c", str(answers), "-r", str(gold), "--json"]
+    assert main(["answer-match", *arguments, "--semantic-model", "all-MiniLM-L6-v2"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["semantic_model"] == "all-MiniLM-L6-v2"
+    assert result["semantic_threshold"] == 0.5
+    semantic = BERTScore(model="all-MiniLM-L6-v2", device="cpu", track=False)
+    metric = AnswerMatch(semantic=semantic, track=False)
+    methods = []
+    for (answer, reference), line in zip(SEMANTIC_CASES, result["scores"], strict=True):
+        expected = metric.score(answer, reference)
+        assert line["method"] == expected.metadata["method"]
+        assert line["score"] == expected.value
+        assert line["semantic_score"] == pytest.approx(expected.metadata["semantic_score"])
+        methods.append(line["method"])
+    # The tier ran and decided both ways: it is on, and it is no rubber stamp.
+    assert "semantic" in methods and "no_match" in methods
+    # Without the option, the same lines: no semantic tier, no model.
+    assert main(["answer-match", *arguments]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert "semantic" not in [line["method"] for line in plain["scores"]]
+    # A stricter threshold of one's own.
+    strict = ["--semantic-model", "all-MiniLM-L6-v2", "--semantic-threshold", "0.99"]
+    assert main(["answer-match", *arguments, *strict]) == 0
+    assert "semantic" not in [
+        line["method"] for line in json.loads(capsys.readouterr().out)["scores"]
+    ]
+
+
+def test_the_semantic_threshold_is_the_metrics_default():
+    # Written out in the command's module so that the command imports no Opik.
+    from opik_semantic_metrics.cli import answer_match
+    from opik_semantic_metrics.metrics.answer_match import BERTSCORE_MINILM_F1_THRESHOLD
+
+    assert answer_match.MINILM_THRESHOLD == BERTSCORE_MINILM_F1_THRESHOLD

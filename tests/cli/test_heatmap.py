@@ -55,7 +55,8 @@ def test_heatmap_of_texts_given_on_the_command_line(capsys, tmp_path):
         (["--line", "13"], "--line 13 is outside {candidates}, which has 12 lines"),
         (["--line", "0"], "--line 0 is outside"),
         (["-o", "pair.jpg"], "--output must name a .png file, got pair.jpg"),
-        (["-o", "/nonexistent-dir/pair.png"], "cannot write /nonexistent-dir/pair.png"),
+        # Refused before the model loads now (tests/cli/test_early_refusals.py).
+        (["-o", "/nonexistent-dir/pair.png"], "the folder /nonexistent-dir does not exist"),
         (["--dpi", "0"], "--dpi must be between 1 and 2400, got 0"),
         (["--dpi", "100000"], "--dpi must be between 1 and 2400, got 100000"),
     ],
@@ -78,6 +79,20 @@ def test_files_of_different_lengths_are_refused_as_in_every_command(capsys, tmp_
     [line] = capsys.readouterr().err.splitlines()
     assert f"{references} has 4 lines but {candidates} has 2" in line
     assert not (tmp_path / "pair.png").exists()
+
+
+def test_a_file_of_one_line_is_counted_in_the_singular(capsys, tmp_path):
+    # "which has 1 lines" before.
+    one = tmp_path / "one.txt"
+    one.write_text("A cat.\n")
+    arguments = ["heatmap", "-c", str(one), "-r", str(one), "--line", "2"]
+    assert main([*arguments, "-o", str(tmp_path / "pair.png"), *MINILM]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.endswith(f"--line 2 is outside {one}, which has 1 line")
+    two = tmp_path / "two.txt"
+    two.write_text("A cat.\nA dog.\n")
+    assert main(["heatmap", "-c", str(two), "-r", str(one), "-o", "p.png", *MINILM]) == 2
+    assert f"{one} has 1 line but {two} has 2" in capsys.readouterr().err
 
 
 @pytest.mark.slow

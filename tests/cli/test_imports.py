@@ -63,6 +63,7 @@ COMMANDS = (
     "answer-match",
     "compare-results",
     "heatmap",
+    "report",
     "score-dataset",
 )
 
