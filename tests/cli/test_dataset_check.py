@@ -134,3 +134,21 @@ def test_every_argument_a_metric_reads_is_a_columns_key():
     for metric, required in REQUIRED_ARGUMENTS.items():
         arguments = required + OPTIONAL_ARGUMENTS[metric]
         check_column_arguments(metric, {argument: argument for argument in arguments})
+
+
+@pytest.mark.parametrize("out", ["scored.parquet", "scored.JSONL", "scored.csv", "scored"])
+def test_an_output_file_or_directory_is_taken(out):
+    from opik_semantic_metrics.cli.score_dataset import output_path
+
+    assert str(output_path(out)) == out
+
+
+def test_an_output_of_another_suffix_is_refused_unless_it_is_a_directory(tmp_path):
+    from opik_semantic_metrics.cli.score_dataset import output_path
+
+    # It was written, after the whole run, as a directory of Parquet files named x.txt.
+    with pytest.raises(CliError, match=r"--out .*x\.txt: expected a \.parquet, \.jsonl or \.csv"):
+        output_path(str(tmp_path / "x.txt"))
+    assert str(output_path(f"{tmp_path}/run.v2/")) == f"{tmp_path}/run.v2"
+    (tmp_path / "run.v3").mkdir()
+    assert output_path(str(tmp_path / "run.v3")) == tmp_path / "run.v3"

@@ -148,3 +148,21 @@ def test_score_dataset_without_ray_names_the_extra(files, tmp_path):
     [line] = result["error"].splitlines()
     assert 'score-dataset needs the ray extra: pip install "opik-semantic-metrics[ray]"' in line
     assert not Path(out).exists()
+
+
+def test_the_packaged_baselines_are_the_engines():
+    # Written out in the command's module so that the check needs no PyTorch.
+    from opik_semantic_metrics.bertscore import baseline
+    from opik_semantic_metrics.cli import common
+
+    assert baseline.PACKAGED_BASELINES.resolve() == common.PACKAGED_BASELINES
+
+
+def test_a_baseline_that_exists_passes_the_check(tmp_path):
+    from opik_semantic_metrics.cli.common import check_rescaling
+
+    check_rescaling(True, None, None)  # roberta-large, English: bert_score's default
+    check_rescaling(True, "EN", "roberta-large")
+    check_rescaling(True, "en", "microsoft/deberta-xlarge-mnli")
+    check_rescaling(True, None, "all-MiniLM-L6-v2", str(write_lines(tmp_path / "b.tsv", ["x"])))
+    check_rescaling(False, None, "all-MiniLM-L6-v2")

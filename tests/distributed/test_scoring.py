@@ -219,8 +219,38 @@ def test_command_line_scores_a_file_into_parquet(bertscore, rows, tmp_path):
     )
     assert status == 0
     table = pq.read_table(out)
-    assert set(table.column_names) == {"id", "mt", "ref", *SCORES, "bertscore_error"}
+    # Issue 54, item 3: the scores name the model that made them.
+    assert set(table.column_names) == {
+        "id", "mt", "ref", *SCORES, "bertscore_error", "bertscore_model"
+    }  # fmt: skip
+    assert set(table.column("bertscore_model").to_pylist()) == {bertscore.engine.model_name}
+    assert bertscore.engine.model_name == "sentence-transformers/all-MiniLM-L6-v2"
     _check(table.to_pylist(), _expected(bertscore, rows[:20]))
+
+
+def test_command_line_writes_a_directory_and_says_its_summary_once(rows, tmp_path, capsys):
+    source = tmp_path / "pairs.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows[:20]), encoding="utf-8")
+    out = tmp_path / "scored"
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = True  # as in a terminal: the summary under Ray's bars
+    try:
+        status = main(
+            ["score-dataset", str(source), "--metric", "semantic-match", "--columns",
+             "output=mt,reference=ref", "--actors", "1", "--gpus-per-actor", "0",
+             "--out", str(out)]
+        )  # fmt: skip
+    finally:
+        context.enable_progress_bars = False
+    assert status == 0
+    captured = capsys.readouterr()
+    # It was printed on stdout by the command and on stderr by score_dataset.
+    assert (captured.out + captured.err).count("Scored 20 rows (1 failed)") == 1
+    assert captured.out == f"Wrote {out}.\n"
+    table = pq.read_table(out)
+    assert table.num_rows == 20
+    models = table.column("semantic_match_model").to_pylist()
+    assert models == ["sentence-transformers/all-MiniLM-L6-v2"] * 20
 
 
 def test_command_line_names_a_missing_column(tmp_path, capsys):
