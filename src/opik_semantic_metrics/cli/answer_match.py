@@ -64,10 +64,12 @@ def run(args: argparse.Namespace) -> int:
 
     optional = [path for path in (args.formats, args.questions) if path is not None]
     answers, golds, *columns = common.read_aligned([args.candidates, args.references, *optional])
-    formats = columns.pop(0) if args.formats is not None else [None] * len(answers)
+    formats: list[str | None] = (
+        _checked_formats(args.formats, columns.pop(0))
+        if args.formats is not None
+        else [None] * len(answers)
+    )
     questions = columns.pop(0) if args.questions is not None else [None] * len(answers)
-    if args.formats is not None:
-        formats = _checked_formats(args.formats, formats)
     threshold = _semantic_threshold(args)
     with common.refusals_as_cli_errors():
         matcher = AnswerMatcher(
