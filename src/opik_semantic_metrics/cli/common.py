@@ -29,6 +29,20 @@ class CliError(Exception):
     """A problem the user can fix (a file, an argument); printed as one line, exit code 2."""
 
 
+def as_options(message: str, options: Sequence[str]) -> str:
+    """``message`` with each Python argument the library names in backticks (`` `lang` ``,
+    `` `num_layers` ``) written as the command's option of that name (``--lang``,
+    ``--num-layers``), where the command has one.
+
+    Example:
+        >>> as_options("Expected `dtype`, `num_layers`, not `seed`.", ["--dtype", "--num-layers"])
+        'Expected --dtype, --num-layers, not `seed`.'
+    """
+    for option in options:
+        message = message.replace(f"`{option[2:].replace('-', '_')}`", option)
+    return message
+
+
 def counted(count: int, noun: str) -> str:
     """``count`` and ``noun``, plural unless the count is 1.
 
@@ -101,7 +115,13 @@ class Command:
             formatter_class=DefaultsHelpFormatter,
         )
         self.add_arguments(parser)
-        parser.set_defaults(run=self.run, loads_models=self.loads_models)
+        options = tuple(
+            option
+            for action in parser._actions
+            for option in action.option_strings
+            if option.startswith("--")
+        )
+        parser.set_defaults(run=self.run, loads_models=self.loads_models, options=options)
 
 
 def quiet_model_libraries() -> None:

@@ -27,7 +27,7 @@ from opik_semantic_metrics.cli import (
     score_dataset,
     semantic_match,
 )
-from opik_semantic_metrics.cli.common import CliError, quiet_model_libraries
+from opik_semantic_metrics.cli.common import CliError, as_options, quiet_model_libraries
 from opik_semantic_metrics.errors import InputError, ModelUnavailableError
 
 PROGRAM = "opik-semantic-metrics"
@@ -89,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except (CliError, InputError, ModelUnavailableError) as error:
-        message = " ".join(str(error).split())
+        # The library names its Python arguments; the command line has options.
+        message = as_options(" ".join(str(error).split()), getattr(args, "options", ()))
         print(f"{PROGRAM}: error: {message}", file=sys.stderr)
         return USAGE_ERROR
     except BrokenPipeError:
