@@ -166,3 +166,47 @@ def test_a_baseline_that_exists_passes_the_check(tmp_path):
     check_rescaling(True, "en", "microsoft/deberta-xlarge-mnli")
     check_rescaling(True, None, "all-MiniLM-L6-v2", str(write_lines(tmp_path / "b.tsv", ["x"])))
     check_rescaling(False, None, "all-MiniLM-L6-v2")
+
+
+#: Runs one command and prints its status, its stderr, whether a Ray cluster was started
+#: and how many model checkpoints the package had loaded by then (its load cache: a
+#: sentinel for "a model loaded", where the command has already imported PyTorch).
+_STARTED_PROBE = """
+import contextlib, io, json, sys
+from opik_semantic_metrics.cli.main import main
+error = io.StringIO()
+with contextlib.redirect_stderr(error), contextlib.redirect_stdout(io.StringIO()):
+    status = main(json.loads(sys.argv[1]))
+ray = sys.modules.get("ray")
+loading = sys.modules.get("opik_semantic_metrics.models.loading")
+print(json.dumps({
+    "status": status,
+    "error": error.getvalue(),
+    "ray_started": bool(ray is not None and ray.is_initialized()),
+    "checkpoints": 0 if loading is None else len(loading._checkpoints._values),
+}))
+"""
+
+
+def test_score_dataset_fit_on_identical_references_is_refused_before_ray_starts(tmp_path):
+    rows = tmp_path / "rows.csv"
+    rows.write_text("mt,ref\nA cat.,A cat sits.\nA dog.,A cat sits.\n", encoding="utf-8")
+    arguments = ["score-dataset", str(rows), "--metric", "semantic-match", "--fit"]
+    arguments += ["--columns", "output=mt,reference=ref", "--out", str(tmp_path / "o.csv")]
+    completed = subprocess.run(
+        [sys.executable, "-c", _STARTED_PROBE, json.dumps(arguments)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    result = json.loads(completed.stdout.splitlines()[-1])
+    assert result["status"] == 2
+    [line] = result["error"].splitlines()
+    assert "--fit needs two or more different non-blank texts in the column 'ref'" in line
+    assert "`" not in line
+    assert result["ray_started"] is False
+    assert result["checkpoints"] == 0
+    assert not (tmp_path / "o.csv").exists()

@@ -140,3 +140,32 @@ def _column_names(file: Path) -> list[str] | None:
             return []
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise CliError(f"{file} cannot be read: {error}") from error
+
+
+def read_column(path: str | Path, column: str) -> list[object]:
+    """Every value of one column of a dataset (each data file in name order), read with
+    pyarrow's readers as Ray's readers read them, without Ray: ``--fit``'s references.
+
+    Raises:
+        CliError: A file that cannot be read, or lacks the column.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+    import pyarrow.json as pa_json
+    import pyarrow.parquet as pq
+
+    values: list[object] = []
+    for file in dataset_files(Path(path)):
+        suffix = file.suffix.lower()
+        try:
+            if suffix == ".parquet":
+                table = pq.read_table(file, columns=[column])
+            elif suffix == ".csv":
+                options = pa_csv.ConvertOptions(include_columns=[column])
+                table = pa_csv.read_csv(file, convert_options=options)
+            else:
+                table = pa_json.read_json(file)
+            values.extend(table.column(column).to_pylist())
+        except (OSError, KeyError, pa.ArrowException) as error:
+            raise CliError(f"{file}: cannot read its column {column!r}: {error}") from error
+    return values

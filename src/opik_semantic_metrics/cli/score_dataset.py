@@ -18,7 +18,11 @@ from opik_semantic_metrics.cli.common import (
     quiet_model_libraries,
     refusals_as_cli_errors,
 )
-from opik_semantic_metrics.cli.dataset_check import check_column_arguments, check_dataset_input
+from opik_semantic_metrics.cli.dataset_check import (
+    check_column_arguments,
+    check_dataset_input,
+    read_column,
+)
 
 #: The metrics, by their command-line names (a metric's ``kind``, with hyphens).
 METRICS = ("bertscore", "semantic-match", "comet", "answer-match")
@@ -142,6 +146,30 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
     return settings
 
 
+def _fit_references(args: argparse.Namespace, columns: dict[str, str]) -> list[object]:
+    """The reference column ``--fit`` fits on, read before Ray starts and checked to hold
+    two or more different non-blank texts (the paragraph baseline is the mean similarity
+    of pairs of different references).
+
+    Raises:
+        CliError: The column cannot be read, or holds fewer than two different texts.
+    """
+    from opik_semantic_metrics.inputs import is_blank
+
+    column = columns.get("reference", "reference")
+    references = read_column(args.input, column)
+    if all(isinstance(value, str) for value in references):
+        different = {
+            value for value in references if isinstance(value, str) and not is_blank(value)
+        }
+        if len(different) < 2:
+            raise CliError(
+                f"--fit needs two or more different non-blank texts in the column {column!r} "
+                f"of {args.input} (it has {len(different)})"
+            )
+    return references
+
+
 def _metric(args: argparse.Namespace, settings: dict[str, Any]) -> Any:
     """The metric of ``settings``, built here on the CPU (actors build their own)."""
     metric_class = _metric_class(args.metric)
@@ -203,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
             f"({error})."
         ) from error
     settings = _settings(args)  # imports the metrics: Opik and PyTorch, no model yet
+    references = _fit_references(args, columns) if args.fit else None
     quiet_model_libraries()
     from opik_semantic_metrics.distributed import score_dataset, scoring_summary
 
@@ -210,12 +239,8 @@ def run(args: argparse.Namespace) -> int:
         ray.init(address=args.address)
     with refusals_as_cli_errors():
         metric = _metric(args, settings)
-        if args.fit:
-            from opik_semantic_metrics.distributed.datasets import as_dataset
-
-            column = columns.get("reference", "reference")
-            rows = as_dataset(args.input).select_columns([column]).iter_rows()
-            metric.fit_on_references([row[column] for row in rows])
+        if references is not None:
+            metric.fit_on_references(references)
         scored = score_dataset(
             args.input,
             metric,
