@@ -141,7 +141,7 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
             flag = "--" + option.replace("_", "-")
             raise CliError(f"{flag} is no setting of --metric {args.metric}.")
         settings[option] = value
-    if args.fit and not metric_class.fits_on_references:
+    if getattr(args, "fit", False) and not metric_class.fits_on_references:
         raise CliError(f"--fit is no setting of --metric {args.metric}.")
     return settings
 
@@ -170,8 +170,15 @@ def _fit_references(args: argparse.Namespace, columns: dict[str, str]) -> list[o
     return references
 
 
-def _metric(args: argparse.Namespace, settings: dict[str, Any]) -> Any:
-    """The metric of ``settings``, built here on the CPU (actors build their own)."""
+def _metric(args: argparse.Namespace, settings: dict[str, Any] | None = None) -> Any:
+    """The metric the options ask for (``settings``: :func:`_settings` of them, checked
+    already), built here on the CPU (actors build their own).
+
+    Raises:
+        CliError: An option that is no setting of the metric.
+    """
+    if settings is None:
+        settings = _settings(args)
     metric_class = _metric_class(args.metric)
     return metric_class.untracked(metric_class.command_line_settings(settings), "cpu")
 
