@@ -166,8 +166,8 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
             "scored by one metric, found {a}: bertscore; {b}: comet",
         ),
         ("0.5\n", "0.6\n", ["--names", "x", "x"], "different names"),
-        ("0.5\n0.6\n", "0.4\n0.5\n", ["--alpha", "2"], "`alpha` between 0 and 1"),
-        ("0.5\n0.6\n", "0.4\n0.5\n", ["--resamples", "0"], "`resamples` to be a positive"),
+        ("0.5\n0.6\n", "0.4\n0.5\n", ["--alpha", "2"], "--alpha between 0 and 1"),
+        ("0.5\n0.6\n", "0.4\n0.5\n", ["--resamples", "0"], "--resamples to be a positive"),
         # numpy's MemoryError (7.28 TiB) ended in a traceback.
         (
             "0.5\n0.6\n",
@@ -175,7 +175,7 @@ def test_json_output_is_strict_json_when_a_statistic_is_infinite(capsys, tmp_pat
             ["--resamples", "1000000000000"],
             "--resamples 1000000000000 needs more memory than there is",
         ),
-        ("0.5\n0.6\n", "0.4\n0.5\n", ["--tie-tolerance", "-1"], "`tie_tolerance` to be a"),
+        ("0.5\n0.6\n", "0.4\n0.5\n", ["--tie-tolerance", "-1"], "--tie-tolerance to be a"),
         ('{"scores": [{"f1": 1%s}]}' % ("0" * 400), "0.5\n", [], "{a} line 1 has no finite"),
         ('{"scores": [{"f1": 1%s}]}' % ("0" * 5000), "0.5\n", [], "not a result file"),
         ('{"scores": ' + "[" * 100_000 + "]" * 100_000 + "}", "0.5\n", [], "not a result file"),
