@@ -15,6 +15,9 @@ list differently on purpose, the difference is a name here:
   (:data:`NEGATING_WORDS`, :data:`NEGATIVE_VERB_FORMS`), not by a negative pronoun
   ("none", "nothing": :data:`NEGATIVE_PRONOUNS`); an abstention needs a negated verb of
   fact, not of obligation (:data:`MODAL_CONTRACTIONS`).
+- **Which scales.** A scale word after a number multiplies it in both metrics
+  (:data:`SCALE_WORDS`); a question names the scale of its answer only with one of the
+  :data:`REPORTING_SCALE_WORDS`, not with "hundred".
 
 Example:
     >>> "isn't" in NEGATIONS_AS_WRITTEN, "isnt" in NEGATIONS_IN_NORMAL_FORM
