@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from opik_semantic_metrics.catalog import METRICS as CATALOG
 from opik_semantic_metrics.cli.common import (
     CliError,
     Command,
@@ -19,7 +20,7 @@ from opik_semantic_metrics.cli.common import (
 from opik_semantic_metrics.cli.dataset_check import check_dataset_input
 
 #: The metrics, by their command-line names (a metric's ``kind``, with hyphens).
-METRICS = ("bertscore", "semantic-match", "comet", "answer-match")
+METRICS = tuple(entry.command_name for entry in CATALOG)
 #: Options that are metric settings: each is passed where the metric has that setting and
 #: refused where it has not (``None`` and ``False`` are options not given).
 _SETTING_OPTIONS = ("model", "dtype", "lang", "num_layers", "idf", "rescale_with_baseline")

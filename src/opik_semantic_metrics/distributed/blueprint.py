@@ -113,7 +113,7 @@ def blueprint_of(metric: Any) -> MetricBlueprint:
     settings: dict[str, Any] = {}
     files: dict[str, bytes] = {}
     for key, value in metric.settings.items():
-        if key in metric.file_settings and value is not None:
+        if key in metric.entry.file_settings and value is not None:
             files[key] = Path(value).read_bytes()
         elif isinstance(value, PackageMetric):
             settings[key] = blueprint_of(value)

@@ -97,10 +97,6 @@ class BERTScore(PackageMetric):
         ('bertscore_f1', 0.9387)
     """
 
-    kind = "bertscore"
-    file_settings = ("baseline_path",)
-    state_settings = ("idf_references",)
-
     def __init__(
         self,
         model: str | None = None,

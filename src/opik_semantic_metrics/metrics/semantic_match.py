@@ -141,7 +141,6 @@ class SemanticMatch(PackageMetric):
         (True, 'scored')
     """
 
-    kind = "semantic_match"
     fits_on_references = True
 
     def __init__(
