@@ -11,9 +11,11 @@
   :mod:`~opik_semantic_metrics.catalog` (kind, row arguments, file and state settings);
   its constructor's arguments are its settings, recorded as it is built
   (:attr:`PackageMetric.settings`); it names its fitted state and the scores it returns.
-  Ray's blueprint (``distributed/blueprint.py``), the ``score-dataset`` command and the
-  settings document (:mod:`~opik_semantic_metrics.metrics.settings`) read that, and know
-  no metric by name.
+  A hook that only some metrics need is not on the base: fitting on a reference column
+  is a :class:`~opik_semantic_metrics.metrics.reference_fit.ReferenceFit` the metric
+  returns. Ray's blueprint (``distributed/blueprint.py``), the
+  ``score-dataset`` command and the settings document
+  (:mod:`~opik_semantic_metrics.metrics.settings`) read that, and know no metric by name.
 - :func:`record_metadata` writes an engine's frozen record (a token match, an error
   span) into a result's ``metadata`` as a plain dictionary.
 """
@@ -35,6 +37,7 @@ from opik_semantic_metrics.catalog import METRICS, MetricEntry, RowArguments
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import check_flag, is_finite_number, item_name
 from opik_semantic_metrics.metrics.failure import metric_failure
+from opik_semantic_metrics.metrics.reference_fit import ReferenceFit
 
 #: Constructor arguments that say where and how a metric runs, not what it scores: they
 #: are not settings, and a rebuilt metric gets its own.
@@ -58,7 +61,8 @@ class PackageMetric(base_metric.BaseMetric):
       before the constructor runs (:attr:`settings`; :data:`RUNTIME_ARGUMENTS` aside);
       a setting that names a file the rebuilt metric must read, or that the fitted state
       stands for, is named in its catalog entry (:attr:`entry`);
-    - its fitted state (:meth:`fitted_state`, :meth:`restore_fitted_state`);
+    - its fitted state (:meth:`fitted_state`, :meth:`restore_fitted_state`), and how it
+      is fitted on a reference column where it is (:meth:`reference_fit`);
     - the row arguments it reads (:meth:`row_arguments`) and the scores it returns
       (:meth:`score_names`, :meth:`score_rows`).
 
@@ -77,8 +81,6 @@ class PackageMetric(base_metric.BaseMetric):
     entry: ClassVar[MetricEntry] = _NOT_CATALOGUED
     #: The metric's name in the package's registry (its entry's kind; ``""``: none).
     kind: ClassVar[str] = ""
-    #: Whether :meth:`fit_on_references` fits anything (``score-dataset --fit``).
-    fits_on_references: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -114,11 +116,6 @@ class PackageMetric(base_metric.BaseMetric):
         if device is not None and "device" in inspect.signature(cls).parameters:
             runtime["device"] = device
         return cls(**settings, **runtime)
-
-    @classmethod
-    def command_line_settings(cls, given: dict[str, Any]) -> dict[str, Any]:
-        """The settings a command line builds the metric with, from those it was given."""
-        return given
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -173,26 +170,10 @@ class PackageMetric(base_metric.BaseMetric):
         """
         raise NotImplementedError
 
-    def fit_on_references(self, references: Sequence[Any]) -> None:
-        """Fit the metric's corpus statistics on a dataset's references."""
-        raise NotImplementedError(f"{type(self).__name__} fits nothing on references.")
-
-    def needs_reference_statistics(self) -> bool:
-        """Whether scoring needs statistics of the whole reference column that are not
-        fitted yet (counted per block by :meth:`reference_statistics`)."""
-        return False
-
-    def reference_statistics(self, references: Sequence[Any]) -> dict[int, int]:
-        """Counts over some references that add up, over blocks, to the whole column's."""
-        raise NotImplementedError
-
-    def state_from_statistics(self, counts: Mapping[int, int]) -> Any:
-        """The fitted state from the whole column's counts.
-
-        Raises:
-            ValueError: The counts hold nothing to fit on.
-        """
-        raise NotImplementedError
+    def reference_fit(self) -> ReferenceFit | None:
+        """How the metric is fitted on a dataset's reference column (``None``: it fits
+        nothing there); :mod:`~opik_semantic_metrics.metrics.reference_fit`."""
+        return None
 
     @contextlib.contextmanager
     def failing_item(self, *refusals: type[Exception]) -> Iterator[None]:
