@@ -18,8 +18,8 @@ import ray.data
 from opik_semantic_metrics.distributed.blueprint import MetricBlueprint
 from opik_semantic_metrics.distributed.resources import (
     Resources,
+    set_torch_threads,
     thread_environment,
-    use_threads,
 )
 from opik_semantic_metrics.metrics.reference_fit import ReferenceCounts, ReferenceFit
 
@@ -28,7 +28,7 @@ class ReferenceCounter:
     """Per block: the metric's counts of the block's references, as one pickled row."""
 
     def __init__(self, blueprint: MetricBlueprint, column: str, threads: int) -> None:
-        use_threads(threads)
+        set_torch_threads(threads)
         self.column = column
         fit = blueprint.build("cpu").reference_fit()
         if fit is None:

@@ -33,8 +33,8 @@ from opik_semantic_metrics.distributed.datasets import as_dataset, resolve_colum
 from opik_semantic_metrics.distributed.resources import (
     Resources,
     plan_resources,
+    set_torch_threads,
     thread_environment,
-    use_threads,
 )
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import check_positive_int
@@ -113,7 +113,7 @@ class BatchScorer:
     def __init__(
         self, blueprint: MetricBlueprint, columns: Mapping[str, str], device: str, threads: int
     ) -> None:
-        use_threads(threads)
+        set_torch_threads(threads)
         self.blueprint = blueprint
         self.columns = dict(columns)
         self.metric = blueprint.build(device)
