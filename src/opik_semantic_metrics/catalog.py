@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from opik_semantic_metrics.errors import shown
-
 
 @dataclass(frozen=True)
 class RowArguments:
@@ -115,8 +113,7 @@ def metric_entry(kind: str) -> MetricEntry:
         if kind in (entry.kind, entry.command_name):
             return entry
     raise ValueError(
-        f"Expected a metric of this package ({', '.join(e.kind for e in METRICS)}), "
-        f"got {shown(kind, 40)}."
+        f"Expected a metric of this package ({', '.join(e.kind for e in METRICS)}), got {kind!r}."
     )
 
 
