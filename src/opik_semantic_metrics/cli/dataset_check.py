@@ -15,17 +15,13 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from opik_semantic_metrics.catalog import METRICS
 from opik_semantic_metrics.cli.common import CliError
 from opik_semantic_metrics.dataset_files import dataset_files, dataset_kind
 
-#: The row arguments each ``--metric`` needs, as the distributed recipe has them (a test
-#: keeps the two equal), written out so that the check imports neither Opik nor Ray.
-REQUIRED_ARGUMENTS = {
-    "bertscore": ("output", "reference"),
-    "semantic-match": ("output", "reference"),
-    "comet": ("input", "output"),
-    "answer-match": ("output", "reference"),
-}
+#: The row arguments each ``--metric`` needs, from the catalog, which imports neither
+#: Opik nor Ray.
+REQUIRED_ARGUMENTS = {entry.command_name: entry.reads.required for entry in METRICS}
 
 
 def check_dataset_input(path: str | Path, metric: str, columns: Mapping[str, str]) -> None:

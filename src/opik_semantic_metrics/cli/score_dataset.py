@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from opik_semantic_metrics.catalog import METRICS as CATALOG
 from opik_semantic_metrics.cli.common import (
     CliError,
     Command,
@@ -19,7 +20,7 @@ from opik_semantic_metrics.cli.common import (
 from opik_semantic_metrics.cli.dataset_check import check_dataset_input
 
 #: The metrics, by their command-line names (a metric's ``kind``, with hyphens).
-METRICS = ("bertscore", "semantic-match", "comet", "answer-match")
+METRICS = tuple(entry.command_name for entry in CATALOG)
 #: Options that are metric settings: each is passed where the metric has that setting and
 #: refused where it has not (``None`` and ``False`` are options not given).
 _SETTING_OPTIONS = ("model", "dtype", "lang", "num_layers", "idf", "rescale_with_baseline")
@@ -116,7 +117,10 @@ def _metric(args: argparse.Namespace) -> Any:
             flag = "--" + option.replace("_", "-")
             raise CliError(f"{flag} is no setting of --metric {args.metric}.")
         settings[option] = value
-    return metric_class.untracked(metric_class.command_line_settings(settings), "cpu")
+    offline_model = metric_class.entry.command_line_model
+    if offline_model and settings.get("model") is None and settings.get("lang") is None:
+        settings["model"] = offline_model  # a command line works offline by default
+    return metric_class.untracked(settings, "cpu")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -135,14 +139,8 @@ def run(args: argparse.Namespace) -> int:
         ray.init(address=args.address)
     with refusals_as_cli_errors():
         metric = _metric(args)
-        if args.fit:
-            if not metric.fits_on_references:
-                raise CliError(f"--fit is no setting of --metric {args.metric}.")
-            from opik_semantic_metrics.distributed.datasets import as_dataset
-
-            column = columns.get("reference", "reference")
-            rows = as_dataset(args.input).select_columns([column]).iter_rows()
-            metric.fit_on_references([row[column] for row in rows])
+        if args.fit and metric.reference_fit() is None:
+            raise CliError(f"--fit is no setting of --metric {args.metric}.")
         scored = score_dataset(
             args.input,
             metric,
@@ -151,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
             cpus_per_actor=args.cpus_per_actor,
             gpus_per_actor=args.gpus_per_actor,
             batch_size=args.rows_per_batch,
+            fit_on_references=args.fit,
         )
     _write(scored, out)
     print(scoring_summary(scored))
