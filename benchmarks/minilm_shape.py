@@ -30,6 +30,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from caption_workload import workload
+
 from opik_semantic_metrics.models.sources import packaged_minilm_path
 
 #: all-MiniLM-L6-v2's configuration (its ``config.json``), for the machines without it.
@@ -61,22 +63,44 @@ def _has_weights(folder: Path) -> bool:
 
 
 def _corpus() -> list[str]:
-    """The benchmarks' caption and segment texts, to train a stand-in tokenizer on."""
-    sys.path.insert(0, str(Path(__file__).parent))
-    from bertscore_throughput import workload
-
+    """The benchmarks' caption texts, to train a stand-in tokenizer on."""
     references, system_a, system_b = workload(4000)
     return references + system_a + system_b
 
 
 def _train_wordpiece(directory: Path) -> None:
-    """A lower-casing WordPiece tokenizer of up to MiniLM's vocabulary size, in ``directory``
-    (the tiny test BERT's tokenizer, trained on the benchmarks' texts)."""
-    sys.path.insert(0, str(Path(__file__).parents[1]))
-    from tests.tiny_models import wordpiece_tokenizer
+    """A lower-casing WordPiece tokenizer of up to MiniLM's vocabulary size, with BERT's
+    ``[CLS] ... [SEP]``, trained on the benchmarks' texts, in ``directory``."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+    from tokenizers import trainers as tokenizer_trainers
+    from transformers import BertTokenizerFast
 
-    tokenizer, _ = wordpiece_tokenizer(_corpus(), MINILM_CONFIG["vocab_size"], 512)
-    tokenizer.save_pretrained(directory)
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    backend.normalizer = normalizers.BertNormalizer(lowercase=True)
+    backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    backend.decoder = decoders.WordPiece()
+    backend.train_from_iterator(
+        _corpus(),
+        trainer=tokenizer_trainers.WordPieceTrainer(
+            vocab_size=MINILM_CONFIG["vocab_size"], special_tokens=specials, show_progress=False
+        ),
+    )
+    backend.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[(name, backend.token_to_id(name)) for name in ("[CLS]", "[SEP]")],
+    )
+    BertTokenizerFast(
+        tokenizer_object=backend,
+        unk_token="[UNK]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        mask_token="[MASK]",
+        do_lower_case=True,
+        model_max_length=MINILM_CONFIG["max_position_embeddings"],
+    ).save_pretrained(directory)
 
 
 def build_minilm_shape(directory: Path) -> str:

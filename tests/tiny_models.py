@@ -231,8 +231,7 @@ def wordpiece_tokenizer(
     corpus: list[str], vocab_size: int, model_max_length: int
 ) -> tuple[PreTrainedTokenizerFast, Tokenizer]:
     """A lower-casing WordPiece tokenizer trained on ``corpus`` (BERT's ``[CLS] ... [SEP]``),
-    and its ``tokenizers`` backend; the tiny BERT's, and the benchmarks' stand-in for
-    MiniLM's (``benchmarks/minilm_shape.py``)."""
+    and its ``tokenizers`` backend (the tiny BERT's)."""
     from transformers import BertTokenizerFast
 
     backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from opik_semantic_metrics.catalog import metric_modules
 from opik_semantic_metrics.errors import InputError, ModelUnavailableError, ScorerError
 from opik_semantic_metrics.version import __version__
 
@@ -23,13 +24,9 @@ if TYPE_CHECKING:
     from opik_semantic_metrics.metrics.semantic_match import SemanticMatch
 
 
-#: Metric class -> the module defining it, imported when the class is first asked for.
-_METRICS = {
-    "AnswerMatch": "opik_semantic_metrics.metrics.answer_match",
-    "BERTScore": "opik_semantic_metrics.metrics.bertscore",
-    "COMET": "opik_semantic_metrics.metrics.comet",
-    "SemanticMatch": "opik_semantic_metrics.metrics.semantic_match",
-}
+#: Metric class -> the module defining it, imported when the class is first asked for
+#: (from :mod:`opik_semantic_metrics.catalog`, which names each metric once).
+_METRICS = metric_modules()
 
 __all__ = [
     "COMET",

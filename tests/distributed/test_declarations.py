@@ -178,9 +178,9 @@ def _comparable(metric: PackageMetric) -> dict[str, Any]:
     metric by its own settings and state; those the fitted state stands for left out."""
     found: dict[str, Any] = {}
     for key, value in metric.settings.items():
-        if key in metric.state_settings:
+        if key in metric.entry.state_settings:
             continue
-        if key in metric.file_settings and value is not None:
+        if key in metric.entry.file_settings and value is not None:
             value = Path(value).read_bytes()
         elif isinstance(value, PackageMetric):
             value = (_comparable(value), value.fitted_state())

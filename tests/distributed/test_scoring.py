@@ -330,3 +330,25 @@ def test_a_fitted_semantic_match_travels_with_its_fit(stsb_pairs):
     assert max(abs(u.value - expected[i][0]) for i, u in enumerate(unfitted)) > 1e-3
     scored = score_dataset(rows, metric, num_actors=1, batch_size=10)
     _check(scored.take_all(), expected, names=("semantic_match",), error="semantic_match_error")
+
+
+def test_semantic_match_is_fitted_on_the_whole_reference_column(stsb_pairs):
+    pairs = stsb_pairs[60:90]
+    references = [b for _, b, _ in pairs]
+    fitted = SemanticMatch(device="cpu", track=False).fit(references)
+    want = fitted.score_batch([a for a, _, _ in pairs], references)
+    expected = {i: [result.value] for i, result in enumerate(want)}
+    # Fitted on one block of 5 the baseline and idf differ: this test can tell them apart.
+    block = SemanticMatch(device="cpu", track=False).fit(references[:5])
+    per_block = block.score_batch([a for a, _, _ in pairs[:5]], references[:5])
+    assert max(abs(per_block[i].value - expected[i][0]) for i in range(5)) > 1e-3
+
+    unfitted = SemanticMatch(device="cpu", track=False)
+    rows = [{"id": i, "output": a, "reference": b} for i, (a, b, _) in enumerate(pairs)]
+    dataset = ray.data.from_items(rows, override_num_blocks=6)
+    scored = score_dataset(dataset, unfitted, num_actors=2, batch_size=5, fit_on_references=True)
+    _check(scored.take_all(), expected, names=("semantic_match",), error="semantic_match_error")
+    assert not unfitted.fitted_state().fitted  # the caller's metric is left as it was
+    answer_match = AnswerMatch(track=False)
+    with pytest.raises(ValueError, match="AnswerMatch fits nothing on references"):
+        score_dataset(rows, answer_match, fit_on_references=True)

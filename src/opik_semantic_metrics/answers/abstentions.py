@@ -35,6 +35,12 @@ from collections.abc import Iterable
 
 from opik_semantic_metrics.answers.normalize import normal_forms, prepare
 from opik_semantic_metrics.errors import shown
+from opik_semantic_metrics.vocabulary import (
+    MODAL_CONTRACTIONS,
+    NEGATING_ADVERBS,
+    NEGATIVE_VERB_FORMS,
+    without_apostrophes,
+)
 
 #: Outputs that decline to answer (compared in normal form, as whole words).
 DEFAULT_ABSTENTIONS = (
@@ -58,9 +64,12 @@ DEFAULT_ABSTENTIONS = (
 #: Longer outputs that mention an abstention phrase are answers, not abstentions.
 MAX_ABSTENTION_WORDS = 40
 
-_NEGATION = (
-    r"(?:not|never|doesnt|dont|didnt|isnt|arent|wasnt|werent|cannot|cant|couldnt|wont"
-    r"|wouldnt|hasnt|havent|hadnt)"
+# A negated verb of fact, in normal form: "not", "never", the negated auxiliaries other
+# than those of obligation ("The report needn't say" declines nothing).
+_NEGATION = "(?:{})".format(
+    "|".join(
+        sorted(NEGATING_ADVERBS | without_apostrophes(NEGATIVE_VERB_FORMS - MODAL_CONTRACTIONS))
+    )
 )
 _SOURCE = (
     r"(?:document|documents|report|reports|text|texts|context|passage|passages|source|sources"

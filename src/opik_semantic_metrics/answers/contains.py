@@ -44,7 +44,11 @@ from dataclasses import dataclass
 from opik_semantic_metrics.answers.lists import split_plain_list
 from opik_semantic_metrics.answers.normalize import NormalForms, normal_forms, prepare
 from opik_semantic_metrics.answers.numbers import ParsedNumber, is_number_word, numbers_in_text
-from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
+from opik_semantic_metrics.vocabulary import (
+    ENGLISH_STOP_WORDS,
+    NEGATING_PREPOSITIONS,
+    NEGATIONS_IN_NORMAL_FORM,
+)
 
 #: Outputs of at most this many words (or 4 times the gold's, if more) are searched.
 CONTAINS_MAX_WORDS = 40
@@ -52,14 +56,10 @@ CONTAINS_MAX_WORDS = 40
 CONTAINS_LENGTH_RATIO = 4
 #: An enumeration whose items have at most this many words is a list of answers.
 _ENUMERATION_ITEM_WORDS = 4
-#: Negations (in normal form: "isn't" is "isnt").
-NEGATIONS = frozenset(
-    (
-        *("not", "no", "never", "none", "nor", "neither", "nothing", "nobody", "without"),
-        *("cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent"),
-        *("wont", "wouldnt", "shouldnt", "couldnt", "hasnt", "havent", "hadnt"),
-    )
-)
+#: Negations, in normal form ("isn't" is "isnt"): every negation of
+#: :data:`~opik_semantic_metrics.vocabulary.NEGATIONS_IN_NORMAL_FORM`, and "without",
+#: which denies a gold after it ("a trip without Paris").
+NEGATIONS = NEGATIONS_IN_NORMAL_FORM | NEGATING_PREPOSITIONS
 #: Words that deny what stands in their clause: the negations and the words that judge
 #: an answer wrong.
 NEGATING_WORDS = NEGATIONS | {"incorrect", "wrong", "false", "untrue", "nope"}

@@ -4,11 +4,12 @@ Numbers (:func:`parse_number`, :func:`find_single_number`) are read as exact
 :class:`~decimal.Decimal` values, so a tolerance of 0.01 accepts ``12.81`` against
 ``12.8`` without binary rounding deciding the boundary. Accepted: signs, thousands
 separators (``"3,420"``), decimals, scientific notation (``"1.2e3"``), a currency
-symbol, a percent sign or word, a scale word (``thousand``, ``million``, ``billion``,
-``trillion``, ``bn``) and a short unit (at most three words, e.g. ``"tCO2e"``,
-``"kWh per year"``). Not accepted, by design: decimal commas (``"12,8"`` is ambiguous
-with a thousands separator), spaces and underscores as thousands separators (``"1_000"``
-is Python's notation, not an answer's; the text normal form reads it as ``"1 000"``),
+symbol, a percent sign or word, a scale word (``hundred``, ``thousand``, ``million``,
+``billion``, ``bn``, ``trillion``: :data:`~opik_semantic_metrics.vocabulary.SCALE_WORDS`)
+and a short unit (at most three words, e.g. ``"tCO2e"``, ``"kWh per year"``). Not
+accepted, by design: decimal commas (``"12,8"`` is ambiguous with a thousands
+separator), spaces and underscores as thousands separators (``"1_000"`` is Python's
+notation, not an answer's; the text normal form reads it as ``"1 000"``),
 exponents of more than 4 digits, ranges and several numbers. A number that is not
 accepted is no number at all, never a piece of one: ``"1_000"`` and ``"1e99999"`` are
 not 1. A number whose digits written out would be more than :data:`MAX_DIGITS` is shown
@@ -33,7 +34,16 @@ from opik_semantic_metrics.answers.normalize import (
     normal_forms,
     prepare,
 )
-from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
+from opik_semantic_metrics.vocabulary import (
+    ENGLISH_STOP_WORDS,
+    NEGATING_WORDS,
+    NEGATIVE_VERB_FORMS,
+    REPORTING_SCALE_PATTERN,
+    SCALE_PATTERN,
+    SCALE_WORDS,
+    singular_scale,
+    without_apostrophes,
+)
 
 #: Enough digits for any real answer, and a bound on the cost of exact arithmetic.
 MAX_DIGITS = 60
@@ -41,14 +51,16 @@ MAX_DIGITS = 60
 MAX_NUMBER_TEXT = 120
 #: Words after a number that make the text something other than one number with a unit.
 _NOT_A_UNIT = frozenset(
-    {"and", "or", "to", "than", "more", "less", "between", "vs", "versus", "not", "no", "nor"}
+    {"and", "or", "to", "than", "more", "less", "between", "vs", "versus"} | NEGATING_WORDS
 )
-#: Words just before a number that make a sentence bound or negate it, not state it.
+#: Words just before a number that make a sentence bound or negate it, not state it: the
+#: words that negate what follows them, the negated auxiliaries (in normal form, "isn't" is
+#: "isnt") and the words of comparison.
 _BOUNDS_BEFORE = frozenset(
-    {"not", "no", "nor", "never", "than", "least", "most", "over", "under", "above", "below"}
+    NEGATING_WORDS
+    | without_apostrophes(NEGATIVE_VERB_FORMS)
+    | {"than", "least", "most", "over", "under", "above", "below"}
     | {"fewer", "greater", "exceeding", "exceeds", "beyond", "except", "maximum", "minimum"}
-    # Contractions lose their apostrophe in normal form: "isn't" is "isnt".
-    | {"isnt", "arent", "wasnt", "werent", "doesnt", "dont", "didnt", "cant", "cannot"}
 )
 #: Phrases just before or just after a number that bound or negate it ("up to 5",
 #: "not equal to 5", "5 at most").
@@ -56,13 +68,6 @@ _BOUNDING_PHRASES_BEFORE = (("up", "to"), ("not", "equal", "to"))
 _BOUNDING_PAIRS_AFTER = frozenset({("at", "most"), ("at", "least")})
 #: Words just after a number that bound it ("5 maximum"; not "min", which is minutes).
 _BOUNDS_AFTER = frozenset({"maximum", "minimum"})
-_SCALES = {
-    "thousand": Decimal(10) ** 3,
-    "million": Decimal(10) ** 6,
-    "billion": Decimal(10) ** 9,
-    "bn": Decimal(10) ** 9,
-    "trillion": Decimal(10) ** 12,
-}
 # Exact arithmetic with room for MAX_DIGITS digits, a 4-digit exponent and a scale.
 _DECIMAL_CONTEXT = Context(prec=MAX_DIGITS + 20, Emax=10**6, Emin=-(10**6))
 
@@ -84,11 +89,11 @@ _WHOLE_NUMBER = re.compile(
     re.DOTALL,
 )
 _PERCENT_WORD = re.compile(r"\s*(?:%|percent\b|per cent\b|pct\b)")
-_SCALE_WORD = re.compile(r"\s*(?P<scale>thousand|million|billion|bn|trillion)\b")
+_SCALE_WORD = re.compile(rf"\s*(?P<scale>{SCALE_PATTERN})\b")
 # Nor is a number the exponent of one whose exponent is too long ("1e-12345": not 12345).
 _NUMBER_IN_TEXT = re.compile(
     rf"(?<![\w.,])(?<!\de[-+])(?P<sign>[-+])?(?P<currency>{CURRENCY_CLASS})?{_MANTISSA_AND_EXPONENT}"
-    rf"(?P<scale>\s*(?:thousand|million|billion|bn|trillion)\b)?"
+    rf"(?P<scale>\s*(?:{SCALE_PATTERN})\b)?"
     rf"(?P<percent>\s*(?:%|percent\b|per cent\b|pct\b))?"
 )
 
@@ -182,7 +187,7 @@ def parse_number(text: str) -> ParsedNumber | None:
         rest = rest[percent.end() :]
     scale = _SCALE_WORD.match(rest)
     if scale is not None:
-        value = _DECIMAL_CONTEXT.multiply(value, _SCALES[scale["scale"]])
+        value = _DECIMAL_CONTEXT.multiply(value, SCALE_WORDS[scale["scale"]])
         rest = rest[scale.end() :]
     unit_words = _words_after_number(rest)
     if len(unit_words) > 3 or any(
@@ -284,7 +289,7 @@ def _read_number_in_text(text: str, found: re.Match[str]) -> NumberInText:
     if value is None:
         return NumberInText(None, bounded=False)
     if found["scale"]:
-        value = _DECIMAL_CONTEXT.multiply(value, _SCALES[found["scale"].strip()])
+        value = _DECIMAL_CONTEXT.multiply(value, SCALE_WORDS[found["scale"].strip()])
     before = tuple(normal_forms(text[: found.start()]).joined.split()[-3:])
     after = _words_after_number(text[found.end() :])
     label = bool(before) and before[-1] in LABEL_WORDS and not found["sign"]
@@ -341,7 +346,7 @@ def find_single_number(text: str) -> ParsedNumber | None:
 
 
 #: Scale words a question may name, as :func:`scale_named` reads them.
-_QUESTION_SCALE = re.compile(r"\b(thousand|million|billion|trillion)s?\b|\b(bn)\b")
+_QUESTION_SCALE = re.compile(rf"\b(?:{REPORTING_SCALE_PATTERN})\b")
 
 
 def scale_named(question: str | None) -> Decimal | None:
@@ -356,10 +361,10 @@ def scale_named(question: str | None) -> Decimal | None:
     """
     if not isinstance(question, str) or len(question) > MAX_QUESTION_TEXT:
         return None
-    named = {first or second for first, second in _QUESTION_SCALE.findall(prepare(question))}
+    named = {singular_scale(word) for word in _QUESTION_SCALE.findall(prepare(question))}
     if len(named) != 1:
         return None
-    return _SCALES[named.pop()]
+    return SCALE_WORDS[named.pop()]
 
 
 #: Longest question read for a scale word.

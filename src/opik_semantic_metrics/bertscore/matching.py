@@ -4,6 +4,7 @@ maths), and the choice of the reference a result explains."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import torch
 from torch.nn.utils.rnn import pad_sequence
@@ -12,9 +13,16 @@ from opik_semantic_metrics.batching.memory import HalvingBatchSize
 from opik_semantic_metrics.bertscore.embedding import TextEmbedding
 from opik_semantic_metrics.bertscore.greedy import GreedyMatch, greedy_match
 
-#: One pair's greedy match: its (P, R, F1), whether P and R have opposite signs, and each
-#: candidate token's best similarity and the reference token it matched.
-_PairMatch = tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor]]
+
+class _PairMatch(NamedTuple):
+    """One pair's greedy match."""
+
+    #: Its (P, R, F1).
+    prf: torch.Tensor
+    #: Whether P and R have opposite signs.
+    opposite_signs: torch.Tensor
+    #: Each candidate token's best similarity and the reference token it matched.
+    candidate_match: tuple[torch.Tensor, torch.Tensor]
 
 
 def best_reference_index(
@@ -68,15 +76,15 @@ def match_pairs(
     for index, (number, row) in zip(order, places, strict=True):
         prf, opposite, best, best_index = on_host[number]
         length = len(embedded[pairs[index][0]].encoded.ids)
-        matched.append((prf[row], opposite[row], (best[row, :length], best_index[row, :length])))
+        matched.append(
+            _PairMatch(prf[row], opposite[row], (best[row, :length], best_index[row, :length]))
+        )
     scores = torch.empty(len(pairs), 3)
     opposite_signs = torch.empty(len(pairs), dtype=torch.bool)
-    scores[order] = torch.stack([prf for prf, _, _ in matched])
-    opposite_signs[order] = torch.stack([opposite for _, opposite, _ in matched])
-    matches: list[tuple[torch.Tensor, torch.Tensor]] = [None] * len(pairs)  # type: ignore[list-item]
-    for index, (_, _, match) in zip(order, matched, strict=True):
-        matches[index] = match
-    return scores, opposite_signs, matches
+    scores[order] = torch.stack([match.prf for match in matched])
+    opposite_signs[order] = torch.stack([match.opposite_signs for match in matched])
+    by_pair = {index: match.candidate_match for index, match in zip(order, matched, strict=True)}
+    return scores, opposite_signs, [by_pair[index] for index in range(len(pairs))]
 
 
 def greedy_batch(

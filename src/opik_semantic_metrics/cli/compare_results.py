@@ -13,7 +13,7 @@ import dataclasses
 import json
 import re
 import sys
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from opik_semantic_metrics.cli.common import (
     CliError,
@@ -37,6 +37,9 @@ from opik_semantic_metrics.report.tables import (
     summaries_pairwise_table,
     summary_table,
 )
+
+if TYPE_CHECKING:
+    from opik_semantic_metrics.compare.experiments import MetricSummary
 
 #: Score keys tried, in order, when --score is not given.
 DEFAULT_SCORE_KEYS = ("f1", "score")
@@ -139,42 +142,86 @@ def _finite(path: str, number: int, value: object) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from opik_semantic_metrics.compare.experiments import MetricSummary
+    result_a = read_scores(args.results_a, args.score)
+    result_b = read_scores(args.results_b, args.score)
+    _warn_of_other_settings(args, result_a, result_b)
+    name_a, name_b = _system_names(args, result_a, result_b)
+    summary = _compared(args, result_a, result_b, name_a, name_b)
+    if args.json:
+        print(json_text(_json_document(summary)))
+    else:
+        _print_comparison(args, summary)
+    return 0
 
-    key_a, scores_a, dtype_a, settings_a = read_scores(args.results_a, args.score)
-    key_b, scores_b, dtype_b, settings_b = read_scores(args.results_b, args.score)
+
+def _warn_of_other_settings(
+    args: argparse.Namespace, result_a: ResultFile, result_b: ResultFile
+) -> None:
+    """Warn, on stderr, where the two files were scored with other settings."""
     recorded = [
         RecordedSettings.of(
             path,
-            dtypes=[dtype] if dtype else [],
-            metrics=[settings["metric"]] if settings.get("metric") is not None else [],
-            settings={name: [settings[name]] for name in COMPARED_SETTINGS if name in settings},
+            dtypes=[result.dtype] if result.dtype else [],
+            metrics=[result.settings["metric"]]
+            if result.settings.get("metric") is not None
+            else [],
+            settings={
+                name: [result.settings[name]]
+                for name in COMPARED_SETTINGS
+                if name in result.settings
+            },
         )
-        for path, dtype, settings in (
-            (args.results_a, dtype_a, settings_a),
-            (args.results_b, dtype_b, settings_b),
-        )
+        for path, result in ((args.results_a, result_a), (args.results_b, result_b))
     ]
     with refusals_as_cli_errors():
         differences = comparison_warnings(*recorded)
     for message in differences:
         print(f"opik-semantic-metrics: warning: {message}", file=sys.stderr)
+
+
+def _system_names(
+    args: argparse.Namespace, result_a: ResultFile, result_b: ResultFile
+) -> tuple[str, str]:
+    """The two systems' names, once the files and options are known to fit.
+
+    Raises:
+        CliError: A negative seed, files of other lengths, or one name for both.
+    """
     if args.seed < 0:
         raise CliError(f"--seed must be 0 or more, got {args.seed}")
-    if len(scores_a) != len(scores_b):
+    if len(result_a.scores) != len(result_b.scores):
         raise CliError(
-            f"{args.results_b} has {counted(len(scores_b), 'score')} but {args.results_a} has "
-            f"{len(scores_a)}: compare systems scored on the same lines"
+            f"{args.results_b} has {counted(len(result_b.scores), 'score')} but "
+            f"{args.results_a} has {len(result_a.scores)}: compare systems scored on the same lines"
         )
     name_a, name_b = args.names or (args.results_a, args.results_b)
     if name_a == name_b:
         raise CliError("the two systems need different names (use --names)")
+    return name_a, name_b
+
+
+def _compared(
+    args: argparse.Namespace,
+    result_a: ResultFile,
+    result_b: ResultFile,
+    name_a: str,
+    name_b: str,
+) -> MetricSummary:
+    """The paired comparison and each system's interval, as one metric's summary.
+
+    Raises:
+        CliError: A bad ``--alpha``, ``--resamples`` or ``--tie-tolerance``, or more
+            resamples than memory holds.
+    """
+    from opik_semantic_metrics.compare.experiments import MetricSummary
+
+    key_a, key_b = result_a.key, result_b.key
     metric = key_a if key_a == key_b else f"{key_a} / {key_b}"
     options = {"resamples": args.resamples, "seed": args.seed}
     try:  # --alpha, --resamples and --tie-tolerance are checked there
         comparison = compare_systems(
-            scores_a,
-            scores_b,
+            result_a.scores,
+            result_b.scores,
             name_a=name_a,
             name_b=name_b,
             alpha=args.alpha,
@@ -182,30 +229,36 @@ def run(args: argparse.Namespace) -> int:
             **options,
         )
         intervals = {
-            name_a: bootstrap_interval(scores_a, **options),
-            name_b: bootstrap_interval(scores_b, **options),
+            name_a: bootstrap_interval(result_a.scores, **options),
+            name_b: bootstrap_interval(result_b.scores, **options),
         }
     except ValueError as error:
         raise CliError(str(error)) from error
     except MemoryError as error:
         # numpy's "Unable to allocate 7.28 TiB" for --resamples 1000000000000.
         raise CliError(f"--resamples {args.resamples} needs more memory than there is") from error
-    summary = MetricSummary(
+    return MetricSummary(
         metric=metric,
         intervals=intervals,
         comparisons=(comparison,),
-        items=len(scores_a),
+        items=len(result_a.scores),
         excluded=0,
     )
-    if args.json:
-        document = {
-            "metric": metric,
-            "items": summary.items,
-            "intervals": {n: dataclasses.asdict(i) for n, i in summary.intervals.items()},
-            **dataclasses.asdict(comparison),
-        }
-        print(json_text(document))
-        return 0
+
+
+def _json_document(summary: MetricSummary) -> dict[str, object]:
+    """``--json``'s document: the metric, the items, each interval and the comparison."""
+    return {
+        "metric": summary.metric,
+        "items": summary.items,
+        "intervals": {n: dataclasses.asdict(i) for n, i in summary.intervals.items()},
+        **dataclasses.asdict(summary.comparisons[0]),
+    }
+
+
+def _print_comparison(args: argparse.Namespace, summary: MetricSummary) -> None:
+    """The tables, and the verdict in one sentence."""
+    comparison = summary.comparisons[0]
     print(summary_table([summary]).to_text())
     print()
     print(summaries_pairwise_table([summary]).to_text())
@@ -216,12 +269,12 @@ def run(args: argparse.Namespace) -> int:
             f"within {args.tie_tolerance:g} of each other."
         )
     else:
+        name_a, name_b = comparison.name_a, comparison.name_b
         loser = name_b if comparison.winner == name_a else name_a
         print(
-            f"\n{comparison.winner} scores {verdict} higher than {loser} on {metric} "
+            f"\n{comparison.winner} scores {verdict} higher than {loser} on {summary.metric} "
             f"(paired t-test p = {format_p_value(comparison.t_test.p_value)}, alpha {args.alpha})."
         )
-    return 0
 
 
 COMMAND = Command(

@@ -15,25 +15,15 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from opik_semantic_metrics.catalog import METRICS
 from opik_semantic_metrics.cli.common import CliError
 from opik_semantic_metrics.dataset_files import dataset_files, dataset_kind
 
-#: The row arguments each ``--metric`` needs, as the distributed recipe has them (a test
-#: keeps the two equal), written out so that the check imports neither Opik nor Ray.
-REQUIRED_ARGUMENTS = {
-    "bertscore": ("output", "reference"),
-    "semantic-match": ("output", "reference"),
-    "comet": ("input", "output"),
-    "answer-match": ("output", "reference"),
-}
-#: The row arguments each ``--metric`` reads where the dataset has them (the metrics'
-#: ``reads``; a test keeps the two equal).
-OPTIONAL_ARGUMENTS = {
-    "bertscore": (),
-    "semantic-match": (),
-    "comet": ("reference",),
-    "answer-match": ("input", "answer_format", "question"),
-}
+#: The row arguments each ``--metric`` needs, from the catalog, which imports neither
+#: Opik nor Ray.
+REQUIRED_ARGUMENTS = {entry.command_name: entry.reads.required for entry in METRICS}
+#: The row arguments each ``--metric`` reads where the dataset has them, from the catalog.
+OPTIONAL_ARGUMENTS = {entry.command_name: entry.reads.optional for entry in METRICS}
 
 
 def check_column_arguments(metric: str, columns: Mapping[str, str]) -> None:
@@ -140,32 +130,3 @@ def _column_names(file: Path) -> list[str] | None:
             return []
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise CliError(f"{file} cannot be read: {error}") from error
-
-
-def read_column(path: str | Path, column: str) -> list[object]:
-    """Every value of one column of a dataset (each data file in name order), read with
-    pyarrow's readers as Ray's readers read them, without Ray: ``--fit``'s references.
-
-    Raises:
-        CliError: A file that cannot be read, or lacks the column.
-    """
-    import pyarrow as pa
-    import pyarrow.csv as pa_csv
-    import pyarrow.json as pa_json
-    import pyarrow.parquet as pq
-
-    values: list[object] = []
-    for file in dataset_files(Path(path)):
-        suffix = file.suffix.lower()
-        try:
-            if suffix == ".parquet":
-                table = pq.read_table(file, columns=[column])
-            elif suffix == ".csv":
-                options = pa_csv.ConvertOptions(include_columns=[column])
-                table = pa_csv.read_csv(file, convert_options=options)
-            else:
-                table = pa_json.read_json(file)
-            values.extend(table.column(column).to_pylist())
-        except (OSError, KeyError, pa.ArrowException) as error:
-            raise CliError(f"{file}: cannot read its column {column!r}: {error}") from error
-    return values

@@ -1,8 +1,9 @@
 """Entry point of ``opik-semantic-metrics`` (also ``python -m opik_semantic_metrics``).
 
-The subcommands' modules import only the standard library at the top and what they
-score with where they run: ``--help`` answers in well under a second, and no subcommand
-imports Opik.
+The subcommands' modules import, at the top, only the standard library and the
+package's modules that import nothing else (tables, file reading, the metric catalog);
+each imports what it scores with where it runs. So ``--help`` answers in well under a
+second, and no subcommand imports Opik (``tests/cli/test_imports.py``).
 
 Errors the user can fix (files, arguments, models that cannot be had, bad input) are
 printed as one line on stderr and exit with status 2, as argparse does for bad usage.

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from opik_semantic_metrics.catalog import METRICS as CATALOG
 from opik_semantic_metrics.cli.common import (
     CliError,
     Command,
@@ -18,14 +19,10 @@ from opik_semantic_metrics.cli.common import (
     quiet_model_libraries,
     refusals_as_cli_errors,
 )
-from opik_semantic_metrics.cli.dataset_check import (
-    check_column_arguments,
-    check_dataset_input,
-    read_column,
-)
+from opik_semantic_metrics.cli.dataset_check import check_column_arguments, check_dataset_input
 
 #: The metrics, by their command-line names (a metric's ``kind``, with hyphens).
-METRICS = ("bertscore", "semantic-match", "comet", "answer-match")
+METRICS = tuple(entry.command_name for entry in CATALOG)
 #: Options that are metric settings: each is passed where the metric has that setting and
 #: refused where it has not (``None`` and ``False`` are options not given).
 _SETTING_OPTIONS = ("model", "dtype", "lang", "num_layers", "idf", "rescale_with_baseline")
@@ -125,8 +122,7 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
     """The metric settings the options give, checked before Ray starts or a model loads.
 
     Raises:
-        CliError: An option that is no setting of the metric, or ``--fit`` for a metric
-            that fits nothing.
+        CliError: An option that is no setting of the metric.
     """
     import inspect
 
@@ -141,33 +137,10 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
             flag = "--" + option.replace("_", "-")
             raise CliError(f"{flag} is no setting of --metric {args.metric}.")
         settings[option] = value
-    if getattr(args, "fit", False) and not metric_class.fits_on_references:
-        raise CliError(f"--fit is no setting of --metric {args.metric}.")
+    offline_model = metric_class.entry.command_line_model
+    if offline_model and settings.get("model") is None and settings.get("lang") is None:
+        settings["model"] = offline_model  # a command line works offline by default
     return settings
-
-
-def _fit_references(args: argparse.Namespace, columns: dict[str, str]) -> list[object]:
-    """The reference column ``--fit`` fits on, read before Ray starts and checked to hold
-    two or more different non-blank texts (the paragraph baseline is the mean similarity
-    of pairs of different references).
-
-    Raises:
-        CliError: The column cannot be read, or holds fewer than two different texts.
-    """
-    from opik_semantic_metrics.inputs import is_blank
-
-    column = columns.get("reference", "reference")
-    references = read_column(args.input, column)
-    if all(isinstance(value, str) for value in references):
-        different = {
-            value for value in references if isinstance(value, str) and not is_blank(value)
-        }
-        if len(different) < 2:
-            raise CliError(
-                f"--fit needs two or more different non-blank texts in the column {column!r} "
-                f"of {args.input} (it has {len(different)})"
-            )
-    return references
 
 
 def _metric(args: argparse.Namespace, settings: dict[str, Any] | None = None) -> Any:
@@ -179,8 +152,7 @@ def _metric(args: argparse.Namespace, settings: dict[str, Any] | None = None) ->
     """
     if settings is None:
         settings = _settings(args)
-    metric_class = _metric_class(args.metric)
-    return metric_class.untracked(metric_class.command_line_settings(settings), "cpu")
+    return _metric_class(args.metric).untracked(settings, "cpu")
 
 
 def output_path(text: str) -> Path:
@@ -238,7 +210,6 @@ def run(args: argparse.Namespace) -> int:
             f"({error})."
         ) from error
     settings = _settings(args)  # imports the metrics: Opik and PyTorch, no model yet
-    references = _fit_references(args, columns) if args.fit else None
     quiet_model_libraries()
     from opik_semantic_metrics.distributed import score_dataset, scoring_summary
 
@@ -246,8 +217,8 @@ def run(args: argparse.Namespace) -> int:
         ray.init(address=args.address)
     with refusals_as_cli_errors():
         metric = _metric(args, settings)
-        if references is not None:
-            metric.fit_on_references(references)
+        if args.fit and metric.reference_fit() is None:
+            raise CliError(f"--fit is no setting of --metric {args.metric}.")
         scored = score_dataset(
             args.input,
             metric,
@@ -256,6 +227,7 @@ def run(args: argparse.Namespace) -> int:
             cpus_per_actor=args.cpus_per_actor,
             gpus_per_actor=args.gpus_per_actor,
             batch_size=args.rows_per_batch,
+            fit_on_references=args.fit,
         )
     engine = getattr(metric, "engine", None)
     model_name = getattr(engine, "model_name", None) if metric.uses_model else None

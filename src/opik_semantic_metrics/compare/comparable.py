@@ -5,7 +5,7 @@ Scores record how they were scored: the weight type (``dtype``), the metric, and
 metrics, are refused: the difference would be the type's or the metric's, not the
 systems'. Other settings that differ only warn, since one model can be named two ways
 ("all-MiniLM-L6-v2" and its Hub id). Both
-:func:`~opik_semantic_metrics.compare.corpus.compare_results` and the ``compare`` command
+:func:`~opik_semantic_metrics.compare.corpus.compare_results` and the ``compare-results`` command
 ask :func:`comparison_warnings`.
 """
 

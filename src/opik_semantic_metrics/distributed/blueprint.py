@@ -40,8 +40,6 @@ class MetricBlueprint:
         files: The bytes of each setting that names a file, written to a temporary
             file where the metric is rebuilt (workers need not share a disk).
         uses_model: Whether scoring runs a model.
-        needs_reference_statistics: Whether its state must be fitted on the whole
-            reference column first (BERTScore's idf).
     """
 
     kind: str
@@ -52,7 +50,6 @@ class MetricBlueprint:
     state: Any = None
     files: dict[str, bytes] = field(default_factory=dict)
     uses_model: bool = True
-    needs_reference_statistics: bool = False
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -113,7 +110,7 @@ def blueprint_of(metric: Any) -> MetricBlueprint:
     settings: dict[str, Any] = {}
     files: dict[str, bytes] = {}
     for key, value in metric.settings.items():
-        if key in metric.file_settings and value is not None:
+        if key in metric.entry.file_settings and value is not None:
             files[key] = Path(value).read_bytes()
         elif isinstance(value, PackageMetric):
             settings[key] = blueprint_of(value)
@@ -129,7 +126,6 @@ def blueprint_of(metric: Any) -> MetricBlueprint:
         state=metric.fitted_state(),
         files=files,
         uses_model=metric.uses_model,
-        needs_reference_statistics=metric.needs_reference_statistics(),
     )
 
 

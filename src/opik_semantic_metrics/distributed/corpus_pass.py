@@ -1,11 +1,14 @@
-"""Statistics of a whole reference column on Ray, for a metric whose fitted state comes
-from them (BERTScore's idf): counted per block on the actors by the metric itself
-(:meth:`~opik_semantic_metrics.metrics.base.PackageMetric.reference_statistics`) and added
-up here, so that the state equals one fitted on the column in one process."""
+"""A metric fitted on a whole reference column on Ray (BERTScore's idf, SemanticMatch's fit).
+
+The metric's :class:`~opik_semantic_metrics.metrics.reference_fit.ReferenceFit` counts each
+block's references on the actors (:class:`ReferenceCounter`), the counts are added up here,
+and the fit turns the total into the fitted state: the state equals the one fitted on the
+column in one process, however Ray splits it into blocks.
+"""
 
 from __future__ import annotations
 
-from collections import Counter
+import pickle
 from typing import Any
 
 import pyarrow as pa
@@ -13,38 +16,41 @@ import ray
 import ray.data
 
 from opik_semantic_metrics.distributed.blueprint import MetricBlueprint
-from opik_semantic_metrics.distributed.resources import Resources, thread_environment, use_threads
+from opik_semantic_metrics.distributed.resources import (
+    Resources,
+    set_torch_threads,
+    thread_environment,
+)
+from opik_semantic_metrics.metrics.reference_fit import ReferenceCounts, ReferenceFit
 
 
-class ReferenceStatistics:
-    """Per block: the metric's counts over the block's references."""
+class ReferenceCounter:
+    """Per block: the metric's counts of the block's references, as one pickled row."""
 
     def __init__(self, blueprint: MetricBlueprint, column: str, threads: int) -> None:
-        use_threads(threads)
+        set_torch_threads(threads)
         self.column = column
-        self.metric = blueprint.build("cpu")
+        fit = blueprint.build("cpu").reference_fit()
+        if fit is None:
+            raise ValueError(f"{blueprint.kind} fits nothing on references.")
+        self.fit: ReferenceFit = fit
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        counts = self.metric.reference_statistics(batch.column(self.column).to_pylist())
-        return pa.table(
-            {
-                "key": pa.array(list(counts), type=pa.int64()),
-                "count": pa.array(list(counts.values()), type=pa.int64()),
-            }
-        )
+        counts = self.fit.count(batch.column(self.column).to_pylist())
+        return pa.table({"counts": pa.array([pickle.dumps(counts)], type=pa.binary())})
 
 
-def column_statistics(
+def column_counts(
     dataset: ray.data.Dataset,
     blueprint: MetricBlueprint,
     reference_column: str,
     resources: Resources,
     batch_size: int,
-) -> dict[int, int]:
-    """The metric's counts over the whole reference column, counted per block on the
+) -> ReferenceCounts[Any]:
+    """The metric's counts of the whole reference column, counted per block on the
     actors and added up here."""
     counted = dataset.select_columns([reference_column]).map_batches(
-        ReferenceStatistics,
+        ReferenceCounter,
         fn_constructor_kwargs={
             "blueprint": blueprint,
             "column": reference_column,
@@ -56,11 +62,9 @@ def column_statistics(
         num_cpus=resources.cpus_per_actor,
         runtime_env=thread_environment(resources.threads_per_actor),
     )
-    totals: Counter[int] = Counter()
+    total: ReferenceCounts[Any] = ReferenceCounts()
     block: Any
     for block in counted.iter_batches(batch_format="pyarrow", batch_size=None):
-        for key, count in zip(
-            block.column("key").to_pylist(), block.column("count").to_pylist(), strict=True
-        ):
-            totals[key] += count
-    return dict(totals)
+        for data in block.column("counts").to_pylist():
+            total = total + pickle.loads(data)
+    return total

@@ -215,64 +215,18 @@ def log_to_opik(
     rows = list(_rows(scored))
     client = client if client is not None else opik.Opik()
     if dataset_item_id_column is not None:
-        experiment = client.get_experiment_by_name(experiment_name)
-        traces = {
-            str(item.dataset_item_id): item.trace_id
-            for item in experiment.get_items(max_results=None)
-        }
-        missing = [
-            row[dataset_item_id_column]
-            for row in rows
-            if str(row[dataset_item_id_column]) not in traces
-        ]
-        if missing:
-            raise ValueError(
-                f"{len(missing)} rows name dataset items not in experiment "
-                f"{experiment_name!r}, e.g. {missing[:3]}."
-            )
-        pairs = [(traces[str(row[dataset_item_id_column])], row) for row in rows]
-        client.log_traces_feedback_scores(
-            feedback_scores(pairs, columns, project_name), project_name=project_name
+        experiment, item_rows = _score_experiment_items(
+            client, experiment_name, rows, columns, dataset_item_id_column, project_name
         )
-        item_rows = [(str(row[dataset_item_id_column]), row) for row in rows]
+    elif dataset_name is not None:
+        experiment, item_rows = _new_experiment(
+            client, experiment_name, dataset_name, rows, columns, output_columns, project_name
+        )
     else:
-        if dataset_name is None:
-            raise ValueError(
-                "Pass `dataset_name` (a new experiment) or `dataset_item_id_column` (scores "
-                "for an existing experiment's items)."
-            )
-        records = new_experiment_records(rows, columns, output_columns)
-        dataset = client.get_or_create_dataset(dataset_name)
-        insert_options = {}
-        if "deduplication" in inspect.signature(dataset.insert).parameters:
-            insert_options["deduplication"] = False
-        dataset.insert(
-            [{"id": record.dataset_item_id, **record.item} for record in records],
-            **insert_options,
+        raise ValueError(
+            "Pass `dataset_name` (a new experiment) or `dataset_item_id_column` (scores "
+            "for an existing experiment's items)."
         )
-        experiment = client.create_experiment(dataset_name=dataset_name, name=experiment_name)
-        for record in records:
-            client.trace(
-                id=record.trace_id,
-                name="score_dataset",
-                input=record.item,
-                output=record.output,
-                feedback_scores=record.scores,
-                project_name=project_name,
-            )
-        from opik.api_objects.experiment.experiment_item import ExperimentItemReferences
-
-        experiment.insert(
-            [
-                ExperimentItemReferences(
-                    dataset_item_id=record.dataset_item_id, trace_id=record.trace_id
-                )
-                for record in records
-            ]
-        )
-        item_rows = [
-            (record.dataset_item_id, row) for record, row in zip(records, rows, strict=True)
-        ]
     summary = experiment_scores(
         item_rows, columns, confidence=confidence, resamples=resamples, seed=seed
     )
@@ -282,6 +236,87 @@ def log_to_opik(
         logger.warning("This Opik client cannot log experiment scores: %s", summary)
     client.flush()
     return summary
+
+
+def _score_experiment_items(
+    client: Any,
+    experiment_name: str,
+    rows: Sequence[Row],
+    columns: ScoreColumns,
+    dataset_item_id_column: str,
+    project_name: str | None,
+) -> tuple[Any, list[tuple[str, Row]]]:
+    """Each row's scores as feedback scores of the trace of the existing experiment's item
+    the row names; returns the experiment and its ``(dataset item id, row)`` pairs.
+
+    Raises:
+        ValueError: A row whose dataset item is not in the experiment.
+    """
+    experiment = client.get_experiment_by_name(experiment_name)
+    traces = {
+        str(item.dataset_item_id): item.trace_id for item in experiment.get_items(max_results=None)
+    }
+    missing = [
+        row[dataset_item_id_column]
+        for row in rows
+        if str(row[dataset_item_id_column]) not in traces
+    ]
+    if missing:
+        raise ValueError(
+            f"{len(missing)} rows name dataset items not in experiment "
+            f"{experiment_name!r}, e.g. {missing[:3]}."
+        )
+    pairs = [(traces[str(row[dataset_item_id_column])], row) for row in rows]
+    client.log_traces_feedback_scores(
+        feedback_scores(pairs, columns, project_name), project_name=project_name
+    )
+    return experiment, [(str(row[dataset_item_id_column]), row) for row in rows]
+
+
+def _new_experiment(
+    client: Any,
+    experiment_name: str,
+    dataset_name: str,
+    rows: Sequence[Row],
+    columns: ScoreColumns,
+    output_columns: Sequence[str],
+    project_name: str | None,
+) -> tuple[Any, list[tuple[str, Row]]]:
+    """A new experiment on the dataset (created if need be): one dataset item and one
+    trace with its scores per row; returns the experiment and its ``(dataset item id,
+    row)`` pairs."""
+    from opik.api_objects.experiment.experiment_item import ExperimentItemReferences
+
+    records = new_experiment_records(rows, columns, output_columns)
+    dataset = client.get_or_create_dataset(dataset_name)
+    insert_options = {}
+    if "deduplication" in inspect.signature(dataset.insert).parameters:
+        insert_options["deduplication"] = False
+    dataset.insert(
+        [{"id": record.dataset_item_id, **record.item} for record in records],
+        **insert_options,
+    )
+    experiment = client.create_experiment(dataset_name=dataset_name, name=experiment_name)
+    for record in records:
+        client.trace(
+            id=record.trace_id,
+            name="score_dataset",
+            input=record.item,
+            output=record.output,
+            feedback_scores=record.scores,
+            project_name=project_name,
+        )
+    experiment.insert(
+        [
+            ExperimentItemReferences(
+                dataset_item_id=record.dataset_item_id, trace_id=record.trace_id
+            )
+            for record in records
+        ]
+    )
+    return experiment, [
+        (record.dataset_item_id, row) for record, row in zip(records, rows, strict=True)
+    ]
 
 
 def _rows(scored: Any) -> Iterable[Row]:

@@ -93,9 +93,16 @@ def thread_environment(threads: int) -> dict[str, Any]:
     return {"env_vars": {"OMP_NUM_THREADS": str(max(1, threads))}}
 
 
-def use_threads(threads: int) -> None:
-    """PyTorch on ``threads`` CPU threads, changed only where it is not already so."""
+def set_torch_threads(threads: int) -> None:
+    """This process's PyTorch on ``threads`` CPU threads, changed only where it is not
+    already so (an actor's count; :func:`~opik_semantic_metrics.batching.cpu_parallel.use_threads`
+    sets one worker thread's)."""
     import torch
 
     if torch.get_num_threads() != max(1, threads):
         torch.set_num_threads(max(1, threads))
+
+
+#: The former name of :func:`set_torch_threads` (it read like
+#: :func:`~opik_semantic_metrics.batching.cpu_parallel.use_threads`, which sets one thread's).
+use_threads = set_torch_threads

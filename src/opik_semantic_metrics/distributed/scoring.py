@@ -4,8 +4,8 @@ Ray Data does the distributing: it reads the input in blocks, streams them to a 
 actors (:class:`BatchScorer`, built once each with the metric's settings and fitted
 state, on a GPU when given one), restarts an actor that dies and retries its batch, and
 shows its own progress bars. What this package adds is the metric's side: the columns the
-metric reads (``datasets.py``), idf fitted on the whole reference column and not per block
-(``corpus_pass.py``), an error column in which a bad row is named instead of failing the run
+metric reads (``datasets.py``), a metric fitted on the whole reference column and not per
+block (``corpus_pass.py``), an error column in which a bad row is named instead of failing the run
 (here), and resources sized so that the actors leave room for Ray's read tasks on a small
 machine (``resources.py``).
 """
@@ -28,13 +28,13 @@ import ray.data
 from opik.exceptions import MetricComputationError
 
 from opik_semantic_metrics.distributed.blueprint import MetricBlueprint, blueprint_of
-from opik_semantic_metrics.distributed.corpus_pass import column_statistics
+from opik_semantic_metrics.distributed.corpus_pass import column_counts
 from opik_semantic_metrics.distributed.datasets import as_dataset, resolve_columns
 from opik_semantic_metrics.distributed.resources import (
     Resources,
     plan_resources,
+    set_torch_threads,
     thread_environment,
-    use_threads,
 )
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import check_positive_int
@@ -113,7 +113,7 @@ class BatchScorer:
     def __init__(
         self, blueprint: MetricBlueprint, columns: Mapping[str, str], device: str, threads: int
     ) -> None:
-        use_threads(threads)
+        set_torch_threads(threads)
         self.blueprint = blueprint
         self.columns = dict(columns)
         self.metric = blueprint.build(device)
@@ -175,6 +175,7 @@ def score_dataset(
     gpus_per_actor: float | None = None,
     batch_size: int | None = None,
     materialize: bool = True,
+    fit_on_references: bool = False,
 ) -> ray.data.Dataset:
     """Score every row of ``dataset`` with ``metric`` on a pool of Ray actors.
 
@@ -196,6 +197,10 @@ def score_dataset(
         batch_size: Rows per call of the metric (default :data:`DEFAULT_BATCH_SIZE`).
         materialize: Run now and summarise (:func:`scoring_summary`); ``False`` returns
             the lazy dataset, which runs when read or written.
+        fit_on_references: Fit the metric on the whole reference column first
+            (SemanticMatch's idf and paragraph baseline, as ``fit`` does); ``metric``
+            itself is left as it was. A metric that cannot score unfitted (BERTScore with
+            ``idf=True`` and no idf) is fitted so without being asked.
 
     Returns:
         Every input row and column, and one float column per score (``bertscore_f1``...,
@@ -204,10 +209,14 @@ def score_dataset(
         the input's; keep an id column to join on.
 
     Raises:
-        ValueError: A metric of another kind, columns that do not fit, or resources the
-            cluster does not have.
+        ValueError: A metric of another kind, columns that do not fit, resources the
+            cluster does not have, ``fit_on_references`` for a metric that fits nothing
+            on references, or a reference column it cannot be fitted on.
     """
     blueprint = blueprint_of(metric)
+    fit = metric.reference_fit()
+    if fit_on_references and fit is None:
+        raise ValueError(f"{type(metric).__name__} fits nothing on references.")
     data = as_dataset(dataset)
     mapping = resolve_columns(blueprint, columns, data.schema().names)
     if not ray.is_initialized():
@@ -222,15 +231,15 @@ def score_dataset(
     rows_per_call = check_positive_int(
         DEFAULT_BATCH_SIZE if batch_size is None else batch_size, "batch_size"
     )
-    if blueprint.needs_reference_statistics:
+    if fit is not None and (fit_on_references or fit.required):
         started = time.perf_counter()
         column = mapping["reference"]
-        counts = column_statistics(data, blueprint, column, resources, rows_per_call)
+        counts = column_counts(data, blueprint, column, resources, rows_per_call)
         try:
-            state = metric.state_from_statistics(counts)
+            state = fit.state(counts)
         except ValueError as error:
             raise ValueError(f"Column {column!r}: {error}") from error
-        blueprint = dataclasses.replace(blueprint, state=state, needs_reference_statistics=False)
+        blueprint = dataclasses.replace(blueprint, state=state)
         logger.info(
             "%s fitted on the reference column in %.1f s.",
             blueprint.name,

@@ -41,7 +41,7 @@ from opik_semantic_metrics.answers.similarity import KEYWORDS, SemanticScorer
 from opik_semantic_metrics.answers.tiers import DEFAULT_TOLERANCE, AnswerMatcher
 from opik_semantic_metrics.errors import ScorerError, shown
 from opik_semantic_metrics.inputs import is_finite_number
-from opik_semantic_metrics.metrics.base import PackageMetric, RowArguments
+from opik_semantic_metrics.metrics.base import PackageMetric
 from opik_semantic_metrics.metrics.bertscore import BERTScore
 from opik_semantic_metrics.models.registry import MINILM_HUB_ID
 
@@ -101,9 +101,6 @@ class AnswerMatch(PackageMetric):
         ... ).value
         0.0
     """
-
-    kind = "answer_match"
-    reads = RowArguments(("output", "reference"), ("input", "answer_format", "question"))
 
     def __init__(
         self,

@@ -7,10 +7,13 @@
   a call whose model gave a score that is no number (:meth:`PackageMetric.check_scores`:
   a model's output, not the user's input, so not a check of
   :mod:`~opik_semantic_metrics.inputs`).
-- Each metric describes itself once (:class:`PackageMetric`'s declaration): its
-  constructor's arguments are its settings, recorded as it is built
-  (:attr:`PackageMetric.settings`); it names its fitted state, the row arguments it reads
-  and the scores it returns. Ray's blueprint (``distributed/blueprint.py``), the
+- Each metric describes itself once (:class:`PackageMetric`'s declaration): its entry in
+  :mod:`~opik_semantic_metrics.catalog` (kind, row arguments, file and state settings);
+  its constructor's arguments are its settings, recorded as it is built
+  (:attr:`PackageMetric.settings`); it names its fitted state and the scores it returns.
+  A hook that only some metrics need is not on the base: fitting on a reference column
+  is a :class:`~opik_semantic_metrics.metrics.reference_fit.ReferenceFit` the metric
+  returns. Ray's blueprint (``distributed/blueprint.py``), the
   ``score-dataset`` command and the settings document
   (:mod:`~opik_semantic_metrics.metrics.settings`) read that, and know no metric by name.
 - :func:`record_metadata` writes an engine's frozen record (a token match, an error
@@ -22,39 +25,29 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import importlib
 import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 from opik.evaluation.metrics import base_metric, score_result
 
+from opik_semantic_metrics.catalog import METRICS, MetricEntry, RowArguments
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import check_flag, is_finite_number, item_name
 from opik_semantic_metrics.metrics.failure import metric_failure
+from opik_semantic_metrics.metrics.reference_fit import ReferenceFit
 
 #: Constructor arguments that say where and how a metric runs, not what it scores: they
 #: are not settings, and a rebuilt metric gets its own.
 RUNTIME_ARGUMENTS = ("device", "track", "project_name")
 
+__all__ = ["RUNTIME_ARGUMENTS", "PackageMetric", "RowArguments", "record_metadata"]
 
-@dataclass(frozen=True)
-class RowArguments:
-    """The arguments a metric reads from a dataset row.
-
-    Attributes:
-        required: Every row must supply them.
-        optional: Read where the dataset has them.
-    """
-
-    required: tuple[str, ...]
-    optional: tuple[str, ...] = ()
-
-    @property
-    def all(self) -> tuple[str, ...]:
-        """Every argument, required first."""
-        return self.required + self.optional
+#: The entry of a class that is no metric of the catalog (a base, a user's own subclass
+#: of this base): no kind, so not in the registry.
+_NOT_CATALOGUED = MetricEntry(kind="", class_name="PackageMetric", module=__name__)
 
 
 class PackageMetric(base_metric.BaseMetric):
@@ -66,10 +59,10 @@ class PackageMetric(base_metric.BaseMetric):
 
     - its settings: every argument its constructor was given, defaults applied, recorded
       before the constructor runs (:attr:`settings`; :data:`RUNTIME_ARGUMENTS` aside);
-      a setting that names a file the rebuilt metric must read is in
-      :attr:`file_settings`, one that the fitted state stands for in
-      :attr:`state_settings`;
-    - its fitted state (:meth:`fitted_state`, :meth:`restore_fitted_state`);
+      a setting that names a file the rebuilt metric must read, or that the fitted state
+      stands for, is named in its catalog entry (:attr:`entry`);
+    - its fitted state (:meth:`fitted_state`, :meth:`restore_fitted_state`), and how it
+      is fitted on a reference column where it is (:meth:`reference_fit`);
     - the row arguments it reads (:meth:`row_arguments`) and the scores it returns
       (:meth:`score_names`, :meth:`score_rows`).
 
@@ -83,26 +76,19 @@ class PackageMetric(base_metric.BaseMetric):
         ValueError: ``track`` is not a bool.
     """
 
-    #: The metric's name in the package's registry and on the command line.
+    #: The metric's entry in :mod:`~opik_semantic_metrics.catalog` (what it reads, its
+    #: file and state settings), found by the class's module and name when it is defined.
+    entry: ClassVar[MetricEntry] = _NOT_CATALOGUED
+    #: The metric's name in the package's registry (its entry's kind; ``""``: none).
     kind: ClassVar[str] = ""
-    #: The row arguments it reads (:meth:`row_arguments` may refine them per instance).
-    reads: ClassVar[RowArguments] = RowArguments(("output", "reference"))
-    #: Settings that name a file the metric reads: it travels as bytes.
-    file_settings: ClassVar[tuple[str, ...]] = ()
-    #: Settings that the fitted state stands for (references fitted on at construction):
-    #: recorded at their defaults, so that the metric does not keep them; a rebuilt metric
-    #: gets the state instead.
-    state_settings: ClassVar[tuple[str, ...]] = ()
-    #: Whether :meth:`fit_on_references` fits anything (``score-dataset --fit``).
-    fits_on_references: ClassVar[bool] = False
-    _registry: ClassVar[dict[str, type[PackageMetric]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        # Only a class that names its own kind: a user's subclass of SemanticMatch
-        # inherits "semantic_match", and must not take the package metric's place.
-        if cls.__dict__.get("kind"):
-            PackageMetric._registry[cls.kind] = cls
+        # Only the class the catalog names: a user's subclass of SemanticMatch inherits
+        # its entry, and is never the class the registry rebuilds.
+        for entry in METRICS:
+            if (cls.__module__, cls.__qualname__) == (entry.module, entry.class_name):
+                cls.entry, cls.kind = entry, entry.kind
         init = cls.__dict__.get("__init__")
         if init is not None:
             cls.__init__ = _recording(init)  # type: ignore[method-assign]
@@ -112,10 +98,14 @@ class PackageMetric(base_metric.BaseMetric):
 
     @staticmethod
     def registered() -> Mapping[str, type[PackageMetric]]:
-        """Every metric of the package by :attr:`kind`."""
-        # Whole whenever this module is: importing it runs the package's __init__ first,
-        # which imports every metric module (so a Ray worker unpickling a blueprint has all).
-        return MappingProxyType(PackageMetric._registry)
+        """Every metric of the package by :attr:`kind`, imported from the modules
+        :data:`~opik_semantic_metrics.catalog.METRICS` names."""
+        return MappingProxyType(
+            {
+                entry.kind: getattr(importlib.import_module(entry.module), entry.class_name)
+                for entry in METRICS
+            }
+        )
 
     @classmethod
     def untracked(cls, settings: Mapping[str, Any], device: Any = None) -> PackageMetric:
@@ -126,11 +116,6 @@ class PackageMetric(base_metric.BaseMetric):
         if device is not None and "device" in inspect.signature(cls).parameters:
             runtime["device"] = device
         return cls(**settings, **runtime)
-
-    @classmethod
-    def command_line_settings(cls, given: dict[str, Any]) -> dict[str, Any]:
-        """The settings a command line builds the metric with, from those it was given."""
-        return given
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -163,8 +148,8 @@ class PackageMetric(base_metric.BaseMetric):
             settings[key].restore_fitted_state(nested)
 
     def row_arguments(self) -> RowArguments:
-        """The row arguments this metric reads."""
-        return self.reads
+        """The row arguments this metric reads (its catalog entry's)."""
+        return self.entry.reads
 
     def score_names(self) -> tuple[str, ...]:
         """The names of the scores one item gets, in order."""
@@ -185,26 +170,10 @@ class PackageMetric(base_metric.BaseMetric):
         """
         raise NotImplementedError
 
-    def fit_on_references(self, references: Sequence[Any]) -> None:
-        """Fit the metric's corpus statistics on a dataset's references."""
-        raise NotImplementedError(f"{type(self).__name__} fits nothing on references.")
-
-    def needs_reference_statistics(self) -> bool:
-        """Whether scoring needs statistics of the whole reference column that are not
-        fitted yet (counted per block by :meth:`reference_statistics`)."""
-        return False
-
-    def reference_statistics(self, references: Sequence[Any]) -> dict[int, int]:
-        """Counts over some references that add up, over blocks, to the whole column's."""
-        raise NotImplementedError
-
-    def state_from_statistics(self, counts: Mapping[int, int]) -> Any:
-        """The fitted state from the whole column's counts.
-
-        Raises:
-            ValueError: The counts hold nothing to fit on.
-        """
-        raise NotImplementedError
+    def reference_fit(self) -> ReferenceFit | None:
+        """How the metric is fitted on a dataset's reference column (``None``: it fits
+        nothing there); :mod:`~opik_semantic_metrics.metrics.reference_fit`."""
+        return None
 
     @contextlib.contextmanager
     def failing_item(self, *refusals: type[Exception]) -> Iterator[None]:
@@ -291,7 +260,7 @@ def _recording(init: Callable[..., None]) -> Callable[..., None]:
             bound.apply_defaults()
             arguments = dict(bound.arguments)
             arguments.pop(next(iter(signature.parameters)))
-            for name in type(self).state_settings:
+            for name in type(self).entry.state_settings:
                 # The fitted state stands for it: a corpus of references is not kept.
                 arguments[name] = signature.parameters[name].default
             self.__dict__["_constructor_arguments"] = MappingProxyType(arguments)

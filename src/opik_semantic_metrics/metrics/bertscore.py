@@ -29,7 +29,6 @@ Bad input, by design:
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,12 +44,11 @@ from opik_semantic_metrics.bertscore.idf import IdfTable, idf_from_document_freq
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import reference_texts
 from opik_semantic_metrics.metrics.base import PackageMetric, cut_texts_note, record_metadata
+from opik_semantic_metrics.metrics.reference_fit import ReferenceCounts, ReferenceFit
 from opik_semantic_metrics.records import bertscore_record
 
 #: The three scores of an item, in order.
 _SCORES = ("f1", "precision", "recall")
-#: The key of :meth:`BERTScore.reference_statistics` that counts the texts, not a token.
-DOCUMENT_COUNT = -1
 
 
 class BERTScore(PackageMetric):
@@ -97,10 +95,6 @@ class BERTScore(PackageMetric):
         ('bertscore_f1', 0.9387)
     """
 
-    kind = "bertscore"
-    file_settings = ("baseline_path",)
-    state_settings = ("idf_references",)
-
     def __init__(
         self,
         model: str | None = None,
@@ -134,14 +128,6 @@ class BERTScore(PackageMetric):
             micro_batch_size=micro_batch_size,
         )
 
-    @classmethod
-    def command_line_settings(cls, given: dict[str, Any]) -> dict[str, Any]:
-        """The packaged MiniLM where neither a model nor a language chooses one: a command
-        line works offline by default."""
-        if given.get("model") is None and given.get("lang") is None:
-            return {**given, "model": "all-MiniLM-L6-v2"}
-        return given
-
     def fitted_state(self) -> IdfTable | None:
         """The idf table (fitted by :meth:`fit_idf` or ``idf_references``), if any."""
         return self.engine.idf_table
@@ -158,37 +144,9 @@ class BERTScore(PackageMetric):
         """:meth:`score_batch` of the ``output`` and ``reference`` columns."""
         return self.score_batch(rows["output"], rows["reference"])
 
-    def needs_reference_statistics(self) -> bool:
-        """With ``idf=True`` and no idf fitted: idf comes from the whole reference column."""
-        return self.engine.idf and self.engine.idf_table is None
-
-    def reference_statistics(self, references: Sequence[Any]) -> dict[int, int]:
-        """In how many reference texts each token id occurs, and (under
-        :data:`DOCUMENT_COUNT`) how many texts there are, tokenised as :meth:`fit_idf`
-        does; a reference that is not text is left out (its row fails when scored)."""
-        texts: list[str] = []
-        for reference in references:
-            try:
-                texts.extend(reference_texts(reference, "reference"))
-            except InputError:
-                continue
-        frequencies: Counter[int] = Counter()
-        for encoded in self.engine.text_encoder.encode_many(texts):
-            frequencies.update(set(encoded.ids))
-        frequencies[DOCUMENT_COUNT] = len(texts)
-        return dict(frequencies)
-
-    def state_from_statistics(self, counts: Mapping[int, int]) -> IdfTable:
-        """The idf table of a whole reference column, equal to :meth:`fit_idf` on it.
-
-        Raises:
-            ValueError: No reference is text.
-        """
-        totals = dict(counts)
-        num_documents = totals.pop(DOCUMENT_COUNT, 0)
-        if num_documents == 0:
-            raise ValueError("no reference is text: idf cannot be fitted.")
-        return idf_from_document_frequencies(totals, num_documents)
+    def reference_fit(self) -> ReferenceFit | None:
+        """With ``idf=True``: idf fitted on a reference column (required until fitted)."""
+        return _IdfFit(self) if self.engine.idf else None
 
     def fit_idf(self, references: Sequence[str | Sequence[str]]) -> None:
         """Fit idf weights on a dataset's references (needed when ``idf=True``); they are
@@ -319,3 +277,35 @@ def _reason(
         # an output that is the text "[SEP]".
         parts.append(f"{', '.join(undefined)} undefined (every token weighs 0), reported as 0")
     return "; ".join(parts) + "."
+
+
+class _IdfFit(ReferenceFit):
+    """BERTScore's idf on a reference column, equal to :meth:`BERTScore.fit_idf` on it."""
+
+    def __init__(self, metric: BERTScore) -> None:
+        self.metric = metric
+        self.required = metric.engine.idf_table is None
+
+    def count(self, references: Sequence[Any]) -> ReferenceCounts[int]:
+        """In how many reference texts each token id occurs, tokenised as
+        :meth:`BERTScore.fit_idf` does; a reference that is not text is left out."""
+        texts: list[str] = []
+        for reference in references:
+            try:
+                texts.extend(reference_texts(reference, "reference"))
+            except InputError:
+                continue
+        counts = ReferenceCounts[int](texts=len(texts))
+        for encoded in self.metric.engine.text_encoder.encode_many(texts):
+            counts.keys.update(set(encoded.ids))
+        return counts
+
+    def state(self, counts: ReferenceCounts[int]) -> IdfTable:
+        """The idf table of the counted texts.
+
+        Raises:
+            ValueError: No reference is text.
+        """
+        if counts.texts == 0:
+            raise ValueError("no reference is text: idf cannot be fitted.")
+        return idf_from_document_frequencies(counts.keys, counts.texts)

@@ -94,9 +94,6 @@ class COMET(PackageMetric):
         ('comet', 0.2156)
     """
 
-    kind = "comet"
-    reads = RowArguments(("input", "output"), ("reference",))
-
     def __init__(
         self,
         model: str = DEFAULT_MODEL,
@@ -151,7 +148,7 @@ class COMET(PackageMetric):
         read where given)."""
         if self.engine.requires_references:
             return RowArguments(("input", "output", "reference"))
-        return self.reads
+        return self.entry.reads
 
     def score_rows(self, rows: Mapping[str, Sequence[Any]]) -> list[list[score_result.ScoreResult]]:
         """:meth:`score_batch` of the ``input``, ``output`` and ``reference`` columns."""

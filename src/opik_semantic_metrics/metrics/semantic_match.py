@@ -36,9 +36,11 @@ from typing import Any
 import torch
 from opik.evaluation.metrics import score_result
 
+from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import as_list
 from opik_semantic_metrics.metrics.base import PackageMetric, cut_texts_note
 from opik_semantic_metrics.metrics.failure import metric_failure
+from opik_semantic_metrics.metrics.reference_fit import ReferenceCounts, ReferenceFit
 from opik_semantic_metrics.models.devices import dtype_name
 from opik_semantic_metrics.semantic.calibration import DEFAULT_FOLDS, CalibrationReport
 from opik_semantic_metrics.semantic.cleaning import Cleaning
@@ -54,6 +56,7 @@ from opik_semantic_metrics.semantic.combine import (
 )
 from opik_semantic_metrics.semantic.encoding import TokenVectors
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
+from opik_semantic_metrics.semantic.references import reference_text
 from opik_semantic_metrics.semantic.results import FittedState, SemanticMatchResult
 from opik_semantic_metrics.semantic.statuses import Status
 
@@ -141,9 +144,6 @@ class SemanticMatch(PackageMetric):
         (True, 'scored')
     """
 
-    kind = "semantic_match"
-    fits_on_references = True
-
     def __init__(
         self,
         model: str = "all-MiniLM-L6-v2",
@@ -195,9 +195,10 @@ class SemanticMatch(PackageMetric):
         """Use a state fitted elsewhere (of a metric with the same settings)."""
         self.engine.state = state
 
-    def fit_on_references(self, references: Sequence[Any]) -> None:
-        """:meth:`fit`."""
-        self.fit(references)
+    def reference_fit(self) -> ReferenceFit:
+        """idf and the paragraph baseline on a reference column, as :meth:`fit` fits them
+        (not required: unfitted, every piece weighs 1 and the baseline is 0)."""
+        return _CorpusFit(self)
 
     def score_rows(self, rows: Mapping[str, Sequence[Any]]) -> list[list[score_result.ScoreResult]]:
         """:meth:`score_batch` of the ``output`` and ``reference`` columns."""
@@ -458,3 +459,39 @@ def _checked_score(result: SemanticMatchResult) -> float:
     """The score a NaN from the model shows in: the raw score, because the floor turns
     a NaN raw score into a final 0.0 (no raw score where a text was empty)."""
     return result.score if result.raw_score is None else result.raw_score
+
+
+class _CorpusFit(ReferenceFit):
+    """SemanticMatch's fit on a reference column, equal to :meth:`SemanticMatch.fit` on it:
+    each reference text is counted, and the state is fitted on the counted texts."""
+
+    def __init__(self, metric: SemanticMatch) -> None:
+        self.metric = metric
+
+    def count(self, references: Sequence[Any]) -> ReferenceCounts[str]:
+        """How often each reference text occurs (a list joined into one answer, as
+        :meth:`SemanticMatch.fit` reads it); a reference that is not text is left out."""
+        counts = ReferenceCounts[str]()
+        for reference in references:
+            try:
+                text = reference_text(reference, "reference")
+            except InputError:
+                continue
+            counts.keys[text] += 1
+            counts.texts += 1
+        return counts
+
+    def state(self, counts: ReferenceCounts[str]) -> FittedState:
+        """The state :meth:`SemanticMatch.fit` gives on the counted texts (their order
+        does not matter to it); the metric keeps its own.
+
+        Raises:
+            ValueError: No reference, or (the baseline not fixed) fewer than two distinct
+                ones.
+        """
+        engine = self.metric.engine
+        previous = engine.state
+        try:
+            return engine.fit(sorted(counts.keys.elements()))
+        finally:
+            engine.state = previous

@@ -16,7 +16,7 @@ Only a text without a word (empty, or punctuation alone) cleans to ``""``.
 Two stop-word lists, one per cleaning (:data:`CLEANINGS`):
 
 - ``"keep_negations"``: NLTK's English list (see
-  :mod:`~opik_semantic_metrics.semantic.stopwords`) without the words that negate what
+  :data:`~opik_semantic_metrics.vocabulary.ENGLISH_STOP_WORDS`) without the words that negate what
   they qualify (:data:`NEGATIONS`: "not", "no", "nor", "never", "isn't", "don't"...), for
   "A man is not playing" does not mean "A man is playing";
 - ``"all_stop_words"``: NLTK's whole list, the layered semantic score's recipe, which
@@ -46,7 +46,7 @@ from collections.abc import Iterator
 from typing import Final, Literal
 
 from opik_semantic_metrics.inputs import visible_characters
-from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
+from opik_semantic_metrics.vocabulary import ENGLISH_STOP_WORDS, NEGATIONS_AS_WRITTEN
 
 _PLAIN_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
 
@@ -55,17 +55,10 @@ Cleaning = Literal["keep_negations", "all_stop_words"]
 CLEANINGS: Final = ("keep_negations", "all_stop_words")
 
 #: NLTK's stop words that negate: "not", "no", "nor" and the negative contractions, with
-#: and without their apostrophe (NLTK lists "isn" for "isn t"). "never" and "nothing" are
-#: no NLTK stop words, so every cleaning keeps them.
-NEGATIONS: Final[frozenset[str]] = frozenset(
-    {
-        "no", "nor", "not", "ain", "aren", "aren't", "couldn", "couldn't", "didn", "didn't",
-        "doesn", "doesn't", "don", "don't", "hadn", "hadn't", "hasn", "hasn't", "haven",
-        "haven't", "isn", "isn't", "mightn", "mightn't", "mustn", "mustn't", "needn",
-        "needn't", "shan", "shan't", "shouldn", "shouldn't", "wasn", "wasn't", "weren",
-        "weren't", "won", "won't", "wouldn", "wouldn't",
-    }
-)  # fmt: skip
+#: and without their apostrophe (NLTK lists "isn" for "isn t"); those of
+#: :data:`~opik_semantic_metrics.vocabulary.NEGATIONS_AS_WRITTEN` that are stop words.
+#: "never" and "nothing" are no NLTK stop words, so every cleaning keeps them.
+NEGATIONS: Final[frozenset[str]] = ENGLISH_STOP_WORDS & NEGATIONS_AS_WRITTEN
 _KEEPING_NEGATIONS: Final = ENGLISH_STOP_WORDS - NEGATIONS
 
 

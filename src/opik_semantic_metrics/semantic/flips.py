@@ -27,8 +27,10 @@ output's numbers the reference does not state.
 
 Numbers are read from the words of the text: digits with optional thousands commas and
 decimals ("13,000", "4.1", the "10" of "10mg"), the English number words
-(:data:`NUMBER_WORDS`: "three", "twenty", "twice"), and a scale word after a number
-multiplies it ("26 million" is 26,000,000, as "26,000,000" is). Values compare exactly
+(:data:`~opik_semantic_metrics.vocabulary.NUMBER_WORDS`: "three", "twenty", "twice"), and
+a scale word after a number multiplies it
+(:data:`~opik_semantic_metrics.vocabulary.SCALE_WORDS`: "26 million" is 26,000,000, as
+"26,000,000" is; "$3 bn" is 3,000,000,000). Values compare exactly
 ("3" and "3.0" are one number).
 
 Example:
@@ -58,8 +60,13 @@ import re
 from decimal import Decimal
 from typing import Final
 
-from opik_semantic_metrics.semantic.cleaning import NEGATIONS, word_forms
-from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
+from opik_semantic_metrics.semantic.cleaning import word_forms
+from opik_semantic_metrics.vocabulary import (
+    ENGLISH_STOP_WORDS,
+    NEGATIONS_AS_WRITTEN,
+    NUMBER_WORDS,
+    SCALE_WORDS,
+)
 
 #: A piece of a text with fewer words is no sentence of its own (see :func:`sentences`).
 MIN_SENTENCE_WORDS: Final = 2
@@ -72,37 +79,9 @@ _ABBREVIATION: Final = re.compile(r"(?:\w\.){2,}|(?:mr|mrs|ms|dr|st|prof|jr|sr|v
 #: that its aligned reference sentence must have for the pair to be checked for flips.
 MIN_SHARED_WORDS: Final = 0.5
 
-#: Words that negate what they qualify: the stop words of
-#: :data:`~opik_semantic_metrics.semantic.cleaning.NEGATIONS` and the negative words NLTK
-#: does not list.
-NEGATION_WORDS: Final[frozenset[str]] = NEGATIONS | frozenset(
-    {"never", "nothing", "nobody", "none", "neither", "nowhere", "cannot"}
-)
-
-_UNITS: Final = (
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-    "eighteen", "nineteen", "twenty",
-)  # fmt: skip
-_TENS: Final = ("thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-
-#: English number words and their values.
-NUMBER_WORDS: Final[dict[str, Decimal]] = {
-    **{word: Decimal(value) for value, word in enumerate(_UNITS)},
-    **{word: Decimal(10 * tens) for tens, word in enumerate(_TENS, start=3)},
-    "dozen": Decimal(12),
-    "twice": Decimal(2),
-}
-
-#: Scale words, which multiply a number just before them and stand for themselves alone.
-SCALE_WORDS: Final[dict[str, Decimal]] = {
-    "hundred": Decimal(100),
-    "thousand": Decimal(1000),
-    "million": Decimal(10**6),
-    "billion": Decimal(10**9),
-    "trillion": Decimal(10**12),
-}
-
+#: Words that negate what they qualify, as written (plain apostrophes):
+#: :data:`~opik_semantic_metrics.vocabulary.NEGATIONS_AS_WRITTEN`.
+NEGATION_WORDS: Final = NEGATIONS_AS_WRITTEN
 # Digits with thousands commas and a decimal part; a word may hold several ("1.5-2").
 _DIGITS: Final = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
 
