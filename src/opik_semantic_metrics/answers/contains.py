@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -50,10 +51,26 @@ from opik_semantic_metrics.vocabulary import (
     NEGATIONS_IN_NORMAL_FORM,
 )
 
-#: Outputs of at most this many words (or 4 times the gold's, if more) are searched.
+#: Outputs of at most this many words (or 4 times the gold's, if more) are searched
+#: whole; in a longer one, the gold is looked for in its lead (:data:`LEAD_WORDS`).
 CONTAINS_MAX_WORDS = 40
 #: An output may be this many times as long as the gold, in words, if over 40.
 CONTAINS_LENGTH_RATIO = 4
+#: A long output's lead: its first sentences, up to this many words (at least one
+#: sentence). An answer in prose states its answer first and explains after; a gold
+#: found only deep in the explanation is more often mentioned than asserted.
+LEAD_WORDS = 80
+#: ``and`` joining the gold to another content word reads as a second answer only in an
+#: output of at most this many words ("Paris and London"); in a longer sentence it
+#: more often adds a detail ("mathematics and geometry").
+JOINS_MAX_WORDS = 12
+#: A negating word counts against the gold within this many words of it, in its clause.
+NEGATION_REACH = 3
+#: A gold's last word of at least this many letters is also found with an ending of at
+#: most :data:`STEM_MAX_ENDING` letters ("Colombia" in "Colombian", "architect" in
+#: "architecture"): answers are inflected and derived, and golds are sometimes cut short.
+STEM_MIN_LENGTH = 5
+STEM_MAX_ENDING = 3
 #: An enumeration whose items have at most this many words is a list of answers.
 _ENUMERATION_ITEM_WORDS = 4
 #: Negations, in normal form ("isn't" is "isnt"): every negation of
@@ -81,6 +98,12 @@ _CLAUSE_BREAK = re.compile(
 )
 _YEAR_RANGE = (1900, 2100)
 _SLASH_BETWEEN_WORDS = re.compile(r"(?<=\w)\s?/\s?(?=\w)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_COMBINING_MARK = re.compile(r"[\u0300-\u036f]")
+_POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b")
+_THE = re.compile(r"\bthe\b", re.IGNORECASE)
+#: A footnote number glued to a word ("Becquerel1.", "1780s1."), or in brackets ("[2]").
+_FOOTNOTE = re.compile(r"(?<=[^\W\d_]{2})\d{1,2}(?=[\s.,;:!?)]|$)|\[\d{1,3}\]")
 
 
 @dataclass(frozen=True)
@@ -127,6 +150,37 @@ def clauses(text: str, *, slash_as_or: bool = False) -> list[str]:
     return [part.strip() for part in _CLAUSE_BREAK.split(text) if part.strip()]
 
 
+def search_text(text: str, *, footnotes: bool = False) -> str:
+    """``text`` as the gold is looked for in it: accents dropped (``"Beyoncé"`` is
+    ``"Beyonce"``), ``&`` read as ``and``, a possessive ``'s`` and the word ``the``
+    deleted, and with ``footnotes`` the footnote numbers that chat assistants glue to
+    words (``"Becquerel1."``, ``"[2]"``; for outputs searched for a gold without digits).
+
+    Example:
+        >>> search_text("The answer is Beyoncé's1.", footnotes=True)
+        ' answer is Beyonce.'
+    """
+    if not text.isascii():
+        text = _COMBINING_MARK.sub("", unicodedata.normalize("NFKD", text))
+    if "&" in text:
+        text = text.replace("&", " and ")
+    if "'" in text or "\u2019" in text:
+        text = _POSSESSIVE.sub("", text)
+    if footnotes:
+        text = _FOOTNOTE.sub("", text)
+    return _THE.sub(" ", text)
+
+
+def question_words(text: str | None) -> frozenset[str]:
+    """The words of ``text`` (a question, or another acceptable answer) in both normal
+    forms: what an answer repeats from them is context, not a second answer, and a
+    negation it repeats from the question ("Who never married him?") is not on the gold."""
+    if not text:
+        return frozenset()
+    forms = normal_forms(search_text(text))
+    return frozenset(forms.spaced.split()) | frozenset(forms.joined.split())
+
+
 def gold_is_searchable(gold_forms: NormalForms) -> bool:
     """Whether a gold holds a word that means something when found (see above), or is
     a yes/no answer."""
@@ -146,6 +200,7 @@ def find_gold(
     *,
     numbers_equal: Callable[[ParsedNumber, ParsedNumber], bool],
     output_declines: bool,
+    context: frozenset[str] = frozenset(),
 ) -> Containment:
     """Search ``output`` for the gold answer, within the guards of the module docstring.
 
@@ -157,6 +212,9 @@ def find_gold(
         numbers_equal: Whether an output's number equals the gold's (the matcher's
             tolerance and options).
         output_declines: The output declines to answer (a yes/no gold is then not found).
+        context: Words that the output may repeat without their counting as a second
+            answer or a negation (:func:`question_words` of the question and of the
+            item's other acceptable answers).
 
     Example:
         >>> def equal(a, b):
@@ -172,20 +230,37 @@ def find_gold(
     gold_words = gold_forms.spaced.split()
     output_words = output_forms.spaced.count(" ") + 1
     if output_words > max(CONTAINS_MAX_WORDS, CONTAINS_LENGTH_RATIO * len(gold_words)):
-        # One linear look, as the output may be any length: is the gold there at all?
-        if f" {gold_forms.spaced} " in f" {output_forms.spaced} ":
-            return Containment(
-                False,
-                f"the gold answer is in the output, but the output has {output_words} words, "
-                "too many for containment to say it is the answer",
-                "output_too_long",
-            )
-        return NOT_FOUND
+        lead = _lead(output)
+        if len(lead) < len(output):
+            if gold_number is None and not _may_hold(output_forms, gold_forms):
+                return NOT_FOUND  # one linear look, as the output may be any length
+            lead_forms = normal_forms(lead)
+            if gold_number is None and not _may_hold(lead_forms, gold_forms):
+                return Containment(
+                    False,
+                    f"the gold answer is in the output, but not in its first {LEAD_WORDS} "
+                    "words, where an answer in prose states its answer",
+                    "output_too_long",
+                )
+            output, output_forms = lead, lead_forms
     if len(gold_words) == 1 and gold_words[0] in POLAR_ANSWERS and gold_number is None:
         return _find_polar(output, gold_words[0], output_declines)
     if gold_number is None and not _may_hold(output_forms, gold_forms):
         return NOT_FOUND
-    return _find(output, gold_forms, gold_number, numbers_equal)
+    return _find(output, gold_forms, gold_number, numbers_equal, context)
+
+
+def _lead(output: str) -> str:
+    """The output's first sentences, up to :data:`LEAD_WORDS` words (at least one)."""
+    kept: list[str] = []
+    count = 0
+    for sentence in _SENTENCE_END.split(output.strip()):
+        size = len(sentence.split())
+        if kept and count + size > LEAD_WORDS:
+            break
+        kept.append(sentence)
+        count += size
+    return " ".join(kept)
 
 
 def _may_hold(output_forms: NormalForms, gold_forms: NormalForms) -> bool:
@@ -199,10 +274,11 @@ def _find(
     gold_forms: NormalForms,
     gold_number: ParsedNumber | None,
     numbers_equal: Callable[[ParsedNumber, ParsedNumber], bool],
+    context: frozenset[str],
 ) -> Containment:
     if gold_number is not None:
         parts = [_Clause(text, normal_forms(text)) for text in clauses(output)]
-        return _find_number(parts, gold_number, numbers_equal)
+        return _find_number(parts, gold_number, numbers_equal, context)
     # "Paris/London" offers two answers; a gold with a slash of its own ("AC/DC") is
     # found in the whole output below.
     parts = [_Clause(text, normal_forms(text)) for text in clauses(output, slash_as_or=True)]
@@ -216,16 +292,16 @@ def _find(
         places = [(len(parts), *span) for span in _spans(whole, gold_forms)]
     if not places:
         return NOT_FOUND
-    last_refusal = _last_refusal(parts)
+    refusals = _refusals(parts)
+    joins_count = len(output.split()) <= JOINS_MAX_WORDS
     rejection = NOT_FOUND
     for index, words, start, end in places:
-        outside = words[:start] + words[end:]
-        if NEGATING_WORDS.intersection(outside) or last_refusal > index:
+        if _negated_near(words, start, end, context) or index + 1 in refusals:
             rejection = Containment(
                 False, "the gold answer is in the output, but negated", "gold_negated"
             )
             continue
-        if _beside_another(words, start, end):
+        if _beside_another(words, start, end, context, joins_count=joins_count):
             rejection = Containment(
                 False,
                 "the gold answer is in the output, but beside another answer",
@@ -242,17 +318,39 @@ def _find(
     return rejection
 
 
-def _last_refusal(parts: Sequence[_Clause]) -> int:
-    """The index of the last clause that only says no ("No.", "wrong", "that is not
-    correct"), which takes back what came before it ("Paris? No."); -1 if none."""
-    for index in range(len(parts) - 1, -1, -1):
-        words = parts[index].forms.spaced.split()
-        if NEGATING_WORDS.intersection(words) and all(
+def _refusals(parts: Sequence[_Clause]) -> frozenset[int]:
+    """The indices of the clauses that only say no ("No.", "wrong", "that is not
+    correct"); each takes back the clause just before it ("Paris? No."), not a clause
+    further back ("The kiwi. Apteryx means 'without' or 'not'.")."""
+    return frozenset(
+        index
+        for index, part in enumerate(parts)
+        if NEGATING_WORDS.intersection(words := part.forms.spaced.split())
+        and all(
             word in NEGATING_WORDS or word in _JUDGING_WORDS or word in ENGLISH_STOP_WORDS
             for word in words
-        ):
-            return index
-    return -1
+        )
+    )
+
+
+def _is_negation(words: Sequence[str], position: int, context: frozenset[str]) -> bool:
+    """Whether the word at ``position`` negates: a negating word that the question does
+    not hold ("Who never married him?"), and not "no" before a number ("a No 1 hit")."""
+    word = words[position]
+    if word not in NEGATING_WORDS or word in context:
+        return False
+    return not (
+        word == "no" and words[position + 1 : position + 2] and words[position + 1][:1].isdigit()
+    )
+
+
+def _negated_near(words: Sequence[str], start: int, end: int, context: frozenset[str]) -> bool:
+    """A negation within :data:`NEGATION_REACH` words of the gold in its clause ("not
+    Paris", "Paris is not correct"), not one on another word further away ("The only
+    letter that does not appear in any state's name is Q")."""
+    before = range(max(0, start - NEGATION_REACH), start)
+    after = range(end, min(len(words), end + NEGATION_REACH))
+    return any(_is_negation(words, position, context) for position in (*before, *after))
 
 
 def _spans(part: _Clause, gold_forms: NormalForms) -> list[tuple[list[str], int, int]]:
@@ -264,21 +362,57 @@ def _spans(part: _Clause, gold_forms: NormalForms) -> list[tuple[list[str], int,
         size = len(gold_words)
         if not size:
             continue
+        head, last = gold_words[:-1], gold_words[-1]
+        stretches = len(last) >= STEM_MIN_LENGTH and last.isalpha()
         for start in range(len(words) - size + 1):
-            if words[start : start + size] == gold_words:
+            word = words[start + size - 1]
+            if words[start : start + size - 1] == head and (
+                word == last or (stretches and _extends(word, last))
+            ):
                 spans.append((words, start, start + size))
     return spans
 
 
-def _beside_another(words: Sequence[str], start: int, end: int) -> bool:
-    """An alternative or a second content word joined to the gold in its clause."""
+def _extends(word: str, stem: str) -> bool:
+    return (
+        len(stem) < len(word) <= len(stem) + STEM_MAX_ENDING
+        and word.startswith(stem)
+        and word.isalpha()
+    )
+
+
+def _beside_another(
+    words: Sequence[str],
+    start: int,
+    end: int,
+    context: frozenset[str],
+    *,
+    joins_count: bool = True,
+) -> bool:
+    """An alternative or a second content word joined to the gold in its clause. A word
+    of the context that is not also the gold's is no second answer ("between China and
+    North Korea" for a question naming China; "evaporation or vaporization" where both
+    are acceptable)."""
     before = words[start - 1] if start > 0 else ""
     after = words[end] if end < len(words) else ""
-    if before in _ALTERNATIVES or after in _ALTERNATIVES or "either" in words[:start]:
+    gold = frozenset(words[start:end])
+
+    def another(word: str) -> bool:
+        return _is_content(word) and (word not in context or word in gold)
+
+    other_before = words[start - 2] if start > 1 else ""
+    other_after = words[end + 1] if end + 1 < len(words) else ""
+    if before in _ALTERNATIVES and (another(other_before) or not other_before):
         return True
-    if before in _JOINERS and start > 1 and _is_content(words[start - 2]):
+    if after in _ALTERNATIVES and (another(other_after) or not other_after):
         return True
-    return after in _JOINERS and end + 1 < len(words) and _is_content(words[end + 1])
+    if "either" in words[:start]:
+        return True
+    if not joins_count:
+        return False
+    return (before in _JOINERS and another(other_before)) or (
+        after in _JOINERS and another(other_after)
+    )
 
 
 def _is_content(word: str) -> bool:
@@ -313,11 +447,12 @@ def _find_number(
     parts: Sequence[_Clause],
     gold: ParsedNumber,
     numbers_equal: Callable[[ParsedNumber, ParsedNumber], bool],
+    context: frozenset[str],
 ) -> Containment:
     matched: list[ParsedNumber] = []
     others: list[ParsedNumber | None] = []
     rejection = NOT_FOUND
-    last_refusal = _last_refusal(parts)
+    refusals = _refusals(parts)
     for index, part in enumerate(parts):
         found_numbers = numbers_in_text(part.text)
         if found_numbers is None:
@@ -327,13 +462,18 @@ def _find_number(
         for found in found_numbers:
             number = found.number
             if number is None or not numbers_equal(unit_as_gold(number, gold), gold):
-                if not (setting and spaced[:-1]) and not found.label:
+                # A number the question holds ("from 501") is context, not an answer.
+                in_context = number is not None and _plain(number) in context
+                if not (setting and spaced[:-1]) and not found.label and not in_context:
                     others.append(number)
             elif found.bounded:
                 rejection = Containment(
                     False, "the gold number is in the output, but bounded", "gold_negated"
                 )
-            elif NEGATING_WORDS.intersection(spaced) or last_refusal > index:
+            elif (
+                any(_is_negation(spaced, position, context) for position in range(len(spaced)))
+                or index + 1 in refusals
+            ):
                 rejection = Containment(
                     False, "the gold number is in the output, but negated", "gold_negated"
                 )
@@ -356,13 +496,19 @@ def number_negated(text: str) -> bool:
     """Whether a clause of ``text`` that holds a number also holds a negating word
     ("82% is not correct"), or a later clause only says no ("82%? No.")."""
     parts = [_Clause(clause, normal_forms(clause)) for clause in clauses(text)]
-    last_refusal = _last_refusal(parts)
+    refusals = _refusals(parts)
     for index, part in enumerate(parts):
         if not numbers_in_text(part.text):
             continue
-        if last_refusal > index or NEGATING_WORDS.intersection(part.forms.spaced.split()):
+        if index + 1 in refusals or NEGATING_WORDS.intersection(part.forms.spaced.split()):
             return True
     return False
+
+
+def _plain(number: ParsedNumber) -> str:
+    """A number as a normal form writes it ("501", "2.5")."""
+    value = number.value
+    return str(int(value)) if value == value.to_integral_value() else f"{value:f}"
 
 
 def unit_as_gold(number: ParsedNumber, gold: ParsedNumber) -> ParsedNumber:

@@ -59,6 +59,9 @@ class Case:
     abstained: bool
     gold_not_answerable: bool
     outcome: Outcome
+    #: Words that an answer repeats as context, not as a second answer: the question's,
+    #: and those of the item's other acceptable answers.
+    context: frozenset[str] = frozenset()
 
 
 @dataclass

@@ -60,6 +60,8 @@ from opik_semantic_metrics.answers.contains import (
     find_gold,
     gold_is_searchable,
     number_negated,
+    question_words,
+    search_text,
     unit_as_gold,
 )
 from opik_semantic_metrics.answers.list_order import count_matched, order_matters
@@ -229,6 +231,23 @@ class AnswerMatcher:
             ScorerError: The semantic scorer raised (its exception is the cause), or
                 returned something that is not a finite number.
         """
+        return self._match(
+            output,
+            reference,
+            answer_format=answer_format,
+            question=question,
+            context=question_words(question),
+        )
+
+    def _match(
+        self,
+        output: object,
+        reference: object,
+        *,
+        answer_format: str | None,
+        question: str | None,
+        context: frozenset[str],
+    ) -> MatchResult:
         answer_format = check_answer_format(answer_format)
         output, reference = python_value(output), python_value(reference)
         gold = None if is_missing_reference(reference) else read_answer(reference, "reference")
@@ -260,7 +279,9 @@ class AnswerMatcher:
         abstained = self._abstains(gold if exact and gold is not None else answer)
         if abstained:
             outcome.flags.append("output_abstained")
-        case = Case(answer, gold, answer_format, question, abstained, gold_not_answerable, outcome)
+        case = Case(
+            answer, gold, answer_format, question, abstained, gold_not_answerable, outcome, context
+        )
         for method, tier in self._TIER_TABLE:
             found = tier(self, case)
             if found is None:
@@ -277,6 +298,31 @@ class AnswerMatcher:
             outcome.notes.append("the question is not answerable but the output gives an answer")
         notes = "; ".join(outcome.notes) or "the texts differ"
         return self._case_result(False, "no_match", f"No match: {notes}.", case)
+
+    def match_any(
+        self,
+        output: object,
+        references: Sequence[object],
+        *,
+        answer_format: str | None = None,
+        question: str | None = None,
+    ) -> MatchResult:
+        """Match one output against several acceptable answers: the first that matches."""
+        first: MatchResult | None = None
+        context = question_words(question)
+        for reference in references:
+            if isinstance(reference, str):
+                context |= question_words(reference)
+        for reference in references:
+            result = self._match(
+                output, reference, answer_format=answer_format, question=question, context=context
+            )
+            if result.matched:
+                return result
+            if first is None or (result.flags and not first.flags):
+                first = result
+        assert first is not None
+        return first
 
     # --- tiers, in the order of _TIER_TABLE: each returns its reason when it matches ------
 
@@ -311,13 +357,16 @@ class AnswerMatcher:
         if answer.number is not None:
             return None  # an output that is one number is the numeric tier's
         scale = scale_named(case.question)
+        gold_text = search_text(gold.text)
+        output_text = search_text(answer.text, footnotes=not DIGIT_RUN.search(gold_text))
         found = find_gold(
-            answer.text,
-            answer.forms,
-            gold.forms,
+            output_text,
+            normal_forms(output_text),
+            normal_forms(gold_text),
             gold.number,
             numbers_equal=lambda first, second: self._numbers_equal(first, second, scale),
             output_declines=case.abstained,
+            context=case.context,
         )
         if found.found:
             case.outcome.sentence_number = found.number

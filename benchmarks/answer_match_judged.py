@@ -1,0 +1,239 @@
+"""AnswerMatch against people's judgments of QA answers, beside the usual baselines.
+
+    python benchmarks/answer_match_judged.py DIR [--semantic] [--split all|dev|check]
+        [--show-errors N] [--system NAME]
+
+``DIR`` holds judged answers in EVOUNA's format (Wang et al., "Evaluating Open-QA
+Evaluation", NeurIPS 2023): JSON files, each a list of questions with ``question``,
+``golden_answer`` (the acceptable answers, separated by ``/``), ``answer_<system>`` and
+``judge_<system>`` (true where people judged the answer correct), and ``improper`` (a
+flawed question, left out as the paper does). Every file in ``DIR`` is read; its systems
+are found from the ``answer_`` keys.
+
+For each system, and for all answers together, it prints the share of answers people
+judged right and, for each grader, agreement with the people (accuracy), false accepts
+(the share of wrong answers graded right) and false rejects (the share of right answers
+graded wrong):
+
+- ``exact``: the output equals one gold answer after SQuAD's normalisation (lower case,
+  no punctuation, no articles, single spaces);
+- ``contained``: one gold answer, so normalised, is a substring of the normalised output;
+- ``f1>=0.5``: SQuAD's token F1 against the best gold answer reaches 0.5;
+- ``AnswerMatch``: the default metric, the golds given as acceptable answers;
+- ``+semantic`` (with ``--semantic``): AnswerMatch with its semantic tier on the packaged
+  all-MiniLM-L6-v2 (BERTScore F1 at the calibrated threshold).
+
+Then AnswerMatch's answers per second (model-free tiers, this process alone). ``--split``
+halves the questions by a hash of their text: ``dev`` and ``check`` are disjoint and the
+same in every run, so a rule chosen on one half can be checked on the other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import string
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from opik_semantic_metrics.answers.tiers import AnswerMatcher
+
+GOLD_SEPARATOR = "/"
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One answer and the people's judgment of it."""
+
+    system: str
+    question: str
+    golds: tuple[str, ...]
+    answer: str
+    correct: bool
+
+
+def read_judged(folder: Path, split: str = "all") -> list[Judged]:
+    """Every judged answer of the EVOUNA-format files in ``folder``."""
+    files = sorted(folder.glob("*.json"))
+    if not files:
+        raise SystemExit(f"{folder}: no .json file of judged answers")
+    items: list[Judged] = []
+    for path in files:
+        for question in json.loads(path.read_text(encoding="utf-8")):
+            if question.get("improper"):
+                continue
+            if split != "all" and question_half(question["question"]) != split:
+                continue
+            golds = tuple(
+                gold.strip()
+                for gold in str(question["golden_answer"]).split(GOLD_SEPARATOR)
+                if gold.strip()
+            )
+            for key in question:
+                if not key.startswith("answer_"):
+                    continue
+                system = key.removeprefix("answer_")
+                judged = question.get(f"judge_{system}")
+                if judged is None:
+                    continue
+                items.append(
+                    Judged(system, question["question"], golds, str(question[key]), bool(judged))
+                )
+    return items
+
+
+def question_half(question: str) -> str:
+    """``dev`` or ``check``, fixed by the question's text."""
+    return "dev" if hashlib.sha256(question.encode()).digest()[0] % 2 == 0 else "check"
+
+
+# --- the baselines, as the QA literature computes them (SQuAD's evaluation script) ----
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCTUATION = set(string.punctuation)
+
+
+def squad_normal(text: str) -> str:
+    text = "".join(char for char in text.lower() if char not in _PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def exact(item: Judged) -> bool:
+    answer = squad_normal(item.answer)
+    return any(answer == squad_normal(gold) for gold in item.golds)
+
+
+def contained(item: Judged) -> bool:
+    answer = squad_normal(item.answer)
+    return any(squad_normal(gold) and squad_normal(gold) in answer for gold in item.golds)
+
+
+def token_f1(answer: str, gold: str) -> float:
+    answer_tokens, gold_tokens = squad_normal(answer).split(), squad_normal(gold).split()
+    common = sum((Counter(answer_tokens) & Counter(gold_tokens)).values())
+    if not common:
+        return 0.0
+    precision, recall = common / len(answer_tokens), common / len(gold_tokens)
+    return 2 * precision * recall / (precision + recall)
+
+
+def f1_half(item: Judged) -> bool:
+    return max(token_f1(item.answer, gold) for gold in item.golds) >= 0.5
+
+
+def answer_match_grader(matcher: AnswerMatcher) -> Callable[[Judged], bool]:
+    def grade(item: Judged) -> bool:
+        return matcher.match_any(item.answer, item.golds, question=item.question).matched
+
+    return grade
+
+
+@dataclass
+class Tally:
+    right: int = 0
+    wrong: int = 0
+    agree: int = 0
+    false_accepts: int = 0
+    false_rejects: int = 0
+
+    def add(self, correct: bool, graded: bool) -> None:
+        self.right += correct
+        self.wrong += not correct
+        self.agree += correct == graded
+        self.false_accepts += graded and not correct
+        self.false_rejects += correct and not graded
+
+    def cells(self) -> str:
+        total = self.right + self.wrong
+        accuracy = 100 * self.agree / total if total else float("nan")
+        accepts = 100 * self.false_accepts / self.wrong if self.wrong else float("nan")
+        rejects = 100 * self.false_rejects / self.right if self.right else float("nan")
+        return f"{accuracy:5.1f} {accepts:5.1f} {rejects:5.1f}"
+
+
+def evaluate(
+    items: list[Judged], graders: dict[str, Callable[[Judged], bool]]
+) -> tuple[dict[tuple[str, str], Tally], dict[str, list[tuple[Judged, bool]]]]:
+    tallies: dict[tuple[str, str], Tally] = {}
+    disagreements: dict[str, list[tuple[Judged, bool]]] = {name: [] for name in graders}
+    for item in items:
+        for name, grade in graders.items():
+            graded = grade(item)
+            for system in (item.system, "all"):
+                tallies.setdefault((system, name), Tally()).add(item.correct, graded)
+            if graded != item.correct:
+                disagreements[name].append((item, graded))
+    return tallies, disagreements
+
+
+def table(items: list[Judged], tallies: dict[tuple[str, str], Tally], names: list[str]) -> Iterator[str]:
+    systems = sorted({item.system for item in items}) + ["all"]
+    header = f"{'system':<10} {'answers':>7} {'right%':>6}"
+    for name in names:
+        header += f" | {name + ' (agree FA FR)':<26}"
+    yield header
+    for system in systems:
+        first = tallies[(system, names[0])]
+        total = first.right + first.wrong
+        line = f"{system:<10} {total:>7} {100 * first.right / total:>6.1f}"
+        for name in names:
+            line += f" | {tallies[(system, name)].cells():<26}"
+        yield line
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", type=Path, help="folder of EVOUNA-format JSON files")
+    parser.add_argument("--semantic", action="store_true", help="also AnswerMatch + MiniLM")
+    parser.add_argument("--split", choices=("all", "dev", "check"), default="all")
+    parser.add_argument("--show-errors", type=int, default=0, metavar="N")
+    parser.add_argument("--errors-of", default="AnswerMatch", metavar="GRADER")
+    parser.add_argument("--system", default=None, help="only this system's answers")
+    arguments = parser.parse_args(argv)
+    items = read_judged(arguments.folder, arguments.split)
+    if arguments.system:
+        items = [item for item in items if item.system == arguments.system]
+    matcher = AnswerMatcher()
+    graders: dict[str, Callable[[Judged], bool]] = {
+        "exact": exact,
+        "contained": contained,
+        "f1>=0.5": f1_half,
+        "AnswerMatch": answer_match_grader(matcher),
+    }
+    if arguments.semantic:
+        from opik_semantic_metrics.metrics.answer_match import AnswerMatch
+        from opik_semantic_metrics.metrics.bertscore import BERTScore
+
+        metric = AnswerMatch(semantic=BERTScore(model="all-MiniLM-L6-v2", track=False), track=False)
+        graders["+semantic"] = answer_match_grader(metric.matcher)
+    print(f"{arguments.folder} ({arguments.split}): {len(items)} judged answers")
+    print("agree: % of answers graded as people did; FA: % of wrong answers graded right;")
+    print("FR: % of right answers graded wrong")
+    tallies, disagreements = evaluate(items, graders)
+    for line in table(items, tallies, list(graders)):
+        print(line)
+    started = time.process_time()
+    for item in items:
+        matcher.match_any(item.answer, item.golds, question=item.question)
+    elapsed = time.process_time() - started
+    print(f"AnswerMatch (no semantic tier): {len(items) / elapsed:,.0f} answers/s (CPU time)")
+    if arguments.show_errors:
+        wrong = disagreements[arguments.errors_of]
+        for item, graded in wrong[: arguments.show_errors]:
+            kind = "FA" if graded else "FR"
+            result = matcher.match_any(item.answer, item.golds, question=item.question)
+            print(f"--- {kind} [{item.system}] {item.question}")
+            print(f"    gold: {' / '.join(item.golds)[:200]}")
+            print(f"    answer: {item.answer[:400]!r}")
+            print(f"    {result.method} {result.flags} {result.reason[:160]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
