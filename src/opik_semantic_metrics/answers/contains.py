@@ -50,6 +50,7 @@ from opik_semantic_metrics.vocabulary import (
     NEGATING_PREPOSITIONS,
     NEGATIONS_IN_NORMAL_FORM,
 )
+from opik_semantic_metrics.answers.spelled_numbers import digits_for_words
 
 #: Outputs of at most this many words (or 4 times the gold's, if more) are searched
 #: whole; in a longer one, the gold is looked for in its lead (:data:`LEAD_WORDS`).
@@ -168,7 +169,7 @@ def search_text(text: str, *, footnotes: bool = False) -> str:
         text = _POSSESSIVE.sub("", text)
     if footnotes:
         text = _FOOTNOTE.sub("", text)
-    return _THE.sub(" ", text)
+    return digits_for_words(_THE.sub(" ", text))
 
 
 def question_words(text: str | None) -> frozenset[str]:
@@ -278,7 +279,10 @@ def _find(
 ) -> Containment:
     if gold_number is not None:
         parts = [_Clause(text, normal_forms(text)) for text in clauses(output)]
-        return _find_number(parts, gold_number, numbers_equal, context)
+        long_output = len(output.split()) > CONTAINS_MAX_WORDS
+        return _find_number(
+            parts, gold_number, numbers_equal, context, clause_by_clause=long_output
+        )
     # "Paris/London" offers two answers; a gold with a slash of its own ("AC/DC") is
     # found in the whole output below.
     parts = [_Clause(text, normal_forms(text)) for text in clauses(output, slash_as_or=True)]
@@ -448,7 +452,25 @@ def _find_number(
     gold: ParsedNumber,
     numbers_equal: Callable[[ParsedNumber, ParsedNumber], bool],
     context: frozenset[str],
+    *,
+    clause_by_clause: bool = False,
 ) -> Containment:
+    """The gold number in the clauses; with ``clause_by_clause`` (a long output), a
+    second number of its kind counts only in the clause of a match."""
+    if clause_by_clause:
+        rejection = NOT_FOUND
+        refusals = _refusals(parts)
+        for index, part in enumerate(parts):
+            if index + 1 in refusals and numbers_in_text(part.text):
+                rejection = Containment(
+                    False, "the gold number is in the output, but negated", "gold_negated"
+                )
+                continue
+            found = _find_number([part], gold, numbers_equal, context)
+            if found.found:
+                return found
+            rejection = rejection if found.flag is None else found
+        return rejection
     matched: list[ParsedNumber] = []
     others: list[ParsedNumber | None] = []
     rejection = NOT_FOUND

@@ -42,6 +42,7 @@ from opik_semantic_metrics.answers.numbers import (
     number_from_value,
     parse_number,
 )
+from opik_semantic_metrics.answers.spelled_numbers import digits_for_words
 from opik_semantic_metrics.errors import InputError, shown
 from opik_semantic_metrics.inputs import check_text, is_blank, is_empty_cell, is_finite_number
 
@@ -136,6 +137,10 @@ def read_answer(value: object, side: str) -> Answer:
         # Checked as every metric checks a text (an unpaired surrogate is an error).
         text = check_text(value, f"the {side}").strip()
         number = parse_number(text)
+        if number is None and text[:1].isalpha():
+            # "eight", "two thousand": a number spelled out is that number.
+            in_digits = digits_for_words(text, whole_answer=True)
+            number = parse_number(in_digits) if in_digits != text else None
         if not looks_like_list(text):
             return Answer(text, number)
         reading = read_list_literal(text)

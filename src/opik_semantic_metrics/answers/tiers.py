@@ -57,6 +57,7 @@ from opik_semantic_metrics.answers.abstentions import (
     declines,
 )
 from opik_semantic_metrics.answers.contains import (
+    Containment,
     find_gold,
     gold_is_searchable,
     number_negated,
@@ -359,15 +360,23 @@ class AnswerMatcher:
         scale = scale_named(case.question)
         gold_text = search_text(gold.text)
         output_text = search_text(answer.text, footnotes=not DIGIT_RUN.search(gold_text))
-        found = find_gold(
-            output_text,
-            normal_forms(output_text),
-            normal_forms(gold_text),
-            gold.number,
-            numbers_equal=lambda first, second: self._numbers_equal(first, second, scale),
-            output_declines=case.abstained,
-            context=case.context,
-        )
+        output_forms, gold_forms = normal_forms(output_text), normal_forms(gold_text)
+
+        def search(number: ParsedNumber | None) -> Containment:
+            return find_gold(
+                output_text,
+                output_forms,
+                gold_forms,
+                number,
+                numbers_equal=lambda first, second: self._numbers_equal(first, second, scale),
+                output_declines=case.abstained,
+                context=case.context,
+            )
+
+        found = search(gold.number)
+        if not found.found and gold.number is not None and gold.text[:1].isalpha():
+            # A gold spelled out ("one") is also looked for as words ("a throw of one").
+            found = search(None)
         if found.found:
             case.outcome.sentence_number = found.number
             return found.note
