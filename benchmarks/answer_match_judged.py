@@ -172,7 +172,9 @@ def evaluate(
     return tallies, disagreements
 
 
-def table(items: list[Judged], tallies: dict[tuple[str, str], Tally], names: list[str]) -> Iterator[str]:
+def table(
+    items: list[Judged], tallies: dict[tuple[str, str], Tally], names: list[str]
+) -> Iterator[str]:
     systems = sorted({item.system for item in items}) + ["all"]
     header = f"{'system':<10} {'answers':>7} {'right%':>6}"
     for name in names:

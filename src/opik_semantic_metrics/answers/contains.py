@@ -62,9 +62,10 @@ CONTAINS_LENGTH_RATIO = 4
 #: found only deep in the explanation is more often mentioned than asserted.
 LEAD_WORDS = 80
 #: ``and`` joining the gold to another content word reads as a second answer only in an
-#: output of at most this many words ("Paris and London"); in a longer sentence it
-#: more often adds a detail ("mathematics and geometry").
-JOINS_MAX_WORDS = 12
+#: output of at most twice the gold's words and this many more ("Paris and London",
+#: "It is Paris and London."); in a longer sentence it more often adds a detail ("Man Ray
+#: was famous in the field of photography and surrealism.").
+JOINS_EXTRA_WORDS = 3
 #: A negating word counts against the gold within this many words of it, in its clause.
 NEGATION_REACH = 3
 #: A gold's last word of at least this many letters is also found with an ending of at
@@ -182,6 +183,23 @@ def question_words(text: str | None) -> frozenset[str]:
     return frozenset(forms.spaced.split()) | frozenset(forms.joined.split())
 
 
+_QUOTED = re.compile(r"[\"'\u201c\u2018]([^\"'\u201c\u201d\u2018\u2019]{1,40})[\"'\u201d\u2019]")
+
+
+def quoted_gold(output: str, gold_forms: NormalForms) -> bool:
+    """Whether the output quotes the gold on its own (``'The preposition is "in".'``,
+    ``"It is 'Q.'"``): the one way a gold too short to search for (a letter, a stop word)
+    is asserted rather than met by chance.
+
+    Example:
+        >>> quoted_gold('The preposition in the sentence is "in".', normal_forms("In"))
+        True
+    """
+    return any(
+        normal_forms(found.group(1)).equals(gold_forms) for found in _QUOTED.finditer(output)
+    )
+
+
 def gold_is_searchable(gold_forms: NormalForms) -> bool:
     """Whether a gold holds a word that means something when found (see above), or is
     a yes/no answer."""
@@ -297,7 +315,7 @@ def _find(
     if not places:
         return NOT_FOUND
     refusals = _refusals(parts)
-    joins_count = len(output.split()) <= JOINS_MAX_WORDS
+    joins_count = len(output.split()) <= 2 * len(gold_forms.spaced.split()) + JOINS_EXTRA_WORDS
     rejection = NOT_FOUND
     for index, words, start, end in places:
         if _negated_near(words, start, end, context) or index + 1 in refusals:

@@ -62,6 +62,7 @@ from opik_semantic_metrics.answers.contains import (
     gold_is_searchable,
     number_negated,
     question_words,
+    quoted_gold,
     search_text,
     unit_as_gold,
 )
@@ -351,9 +352,11 @@ class AnswerMatcher:
             return None
         if answer.list_like or gold.list_like or answer.items is not None or gold.items is not None:
             return None
-        if not answer.forms.joined or not (
-            gold.number is not None or gold_is_searchable(gold.forms)
-        ):
+        if not answer.forms.joined:
+            return None
+        if gold.number is None and not gold_is_searchable(gold.forms):
+            if gold.forms.joined and quoted_gold(answer.text, gold.forms):
+                return f"The output quotes the gold answer {_quote(gold.text)}."
             return None
         if answer.number is not None:
             return None  # an output that is one number is the numeric tier's
