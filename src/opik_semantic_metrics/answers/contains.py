@@ -484,10 +484,10 @@ def _find_number(
                     False, "the gold number is in the output, but negated", "gold_negated"
                 )
                 continue
-            found = _find_number([part], gold, numbers_equal, context)
-            if found.found:
-                return found
-            rejection = rejection if found.flag is None else found
+            in_clause = _find_number([part], gold, numbers_equal, context)
+            if in_clause.found:
+                return in_clause
+            rejection = rejection if in_clause.flag is None else in_clause
         return rejection
     matched: list[ParsedNumber] = []
     others: list[ParsedNumber | None] = []

@@ -31,7 +31,10 @@ class MatchResult:
         gold_not_answerable: The gold answer is "not answerable".
         flags: Other facts: ``output_missing``, ``output_not_finite``,
             ``list_too_long``, ``list_too_deep``, ``list_too_many_items``,
-            ``negation_mismatch``, ``gold_number_missing``, ``output_number_extra``.
+            ``gold_negated``, ``second_answer``, ``output_too_long``,
+            ``negation_mismatch``, ``gold_number_missing``, ``output_number_extra``,
+            ``gold_name_missing``, ``semantic_unreadable``.
+        matched_answer: The acceptable answer that matched (its text), or ``None``.
     """
 
     matched: bool
@@ -46,6 +49,18 @@ class MatchResult:
     output_abstained: bool = False
     gold_not_answerable: bool = False
     flags: tuple[str, ...] = ()
+    matched_answer: str | None = None
+
+
+@dataclass(frozen=True)
+class AnswerItem:
+    """One output and its acceptable answers (any one is right), for
+    :meth:`~opik_semantic_metrics.answers.tiers.AnswerMatcher.match_many`."""
+
+    output: object
+    references: tuple[object, ...]
+    answer_format: str | None = None
+    question: str | None = None
 
 
 @dataclass

@@ -1,6 +1,15 @@
-"""The ``semantic`` method's scorers and guards: the caller's scorer checked, keyword
-coverage, and the negations and numbers that keep embedding similarity from matching
-opposite answers."""
+"""The ``semantic`` method's scorers and guards: the caller's scorer checked (one pair
+or a batch), keyword coverage, and the negations, numbers and names that keep embedding
+similarity from matching a different answer.
+
+Embeddings place "The Atlantic Ocean" near "The Pacific Ocean" and "Michelangelo" near
+"Leonardo da Vinci": they say two texts are about the same thing, not that they give the
+same answer. So before any score, :func:`semantic_guard` refuses a pair where one side
+is negated and the other is not, where a number of either side is missing from the
+other ("8" against "Spiders have six legs"; number words count as their digits), or
+where a name of the gold (a capitalised word, not one the question holds) is missing
+from the output.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +17,12 @@ import bisect
 import re
 from collections.abc import Callable, Sequence
 
-from opik_semantic_metrics.answers.contains import NEGATIONS
+from opik_semantic_metrics.answers.contains import NEGATIONS, STEM_MAX_ENDING, search_text
+from opik_semantic_metrics.answers.normalize import normal_forms
+from opik_semantic_metrics.answers.spelled_numbers import digits_for_words
 from opik_semantic_metrics.errors import ScorerError, shown
 from opik_semantic_metrics.inputs import is_finite_number
+from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
 
 #: A number in a normal form, alone or inside a word ("scope1", "q2").
 DIGIT_RUN = re.compile(r"\d+(?:\.\d+)?")
@@ -22,6 +34,113 @@ KEYWORD_MIN_LENGTH = 4
 #: ``(output, reference) -> score``, or ``None`` where the scorer cannot judge the pair
 #: (its model reads a word of either text only as unknown).
 SemanticScorer = Callable[[str, str], float | None]
+
+
+#: A capitalised word (a name, an acronym, a month).
+_CAPITALISED = re.compile(r"\b[A-Z][^\W_]*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)[\"'(\u201c]*([A-Z][^\W_]*)")
+#: A gold of at most this many words is a name or a phrase: every capitalised word in
+#: it is a name. In a longer gold, the first word of a sentence may just be capitalised.
+_NAME_GOLD_WORDS = 4
+
+
+def semantic_guard(
+    output: str, gold: str, context: frozenset[str] = frozenset()
+) -> tuple[str | None, str] | None:
+    """Why the semantic tier must not judge a pair, as ``(flag, note)``; ``None`` when it
+    may. See the module docstring.
+
+    Example:
+        >>> semantic_guard("The Atlantic Ocean", "The Pacific Ocean")
+        ('gold_name_missing', "the output lacks the gold's name(s) ['pacific']")
+        >>> semantic_guard("It rests on eight legs.", "Spiders have 8 legs.") is None
+        True
+    """
+    output_forms = normal_forms(digits_for_words(search_text(output)))
+    gold_forms = normal_forms(digits_for_words(search_text(gold)))
+    output_words, gold_words = output_forms.spaced.split(), gold_forms.spaced.split()
+    if negated(output_words) != negated(gold_words):
+        return "negation_mismatch", "one answer is negated and the other is not"
+    if all(len(word) == 1 for word in gold_words):
+        # An option letter ("B"): embeddings of two letters say nothing about the answer.
+        return None, "a gold of single letters is matched exactly or not at all"
+    # Digits inside words count ("SSP1", "Q2"): embeddings barely tell them apart.
+    gold_numbers = set(DIGIT_RUN.findall(gold_forms.spaced))
+    output_numbers = set(DIGIT_RUN.findall(output_forms.spaced))
+    missing = gold_numbers - output_numbers
+    if missing:
+        return "gold_number_missing", f"the output lacks the gold's number(s) {sorted(missing)}"
+    extra = output_numbers - gold_numbers if gold_numbers else set()
+    if extra:
+        return "output_number_extra", f"the output has number(s) {sorted(extra)} the gold lacks"
+    vocabulary = {*output_words, *output_forms.joined.split()}
+    absent = [
+        name
+        for name in gold_names(gold)
+        if name not in context and not any(_stem_of(name, word) for word in vocabulary)
+    ]
+    if absent:
+        return "gold_name_missing", f"the output lacks the gold's name(s) {absent}"
+    return None
+
+
+def gold_names(gold: str) -> list[str]:
+    """The gold's names, in normal form: its capitalised words that are not stop words,
+    but for the first word of a sentence in a gold of more than four words.
+
+    Example:
+        >>> gold_names("Leonardo da Vinci"), gold_names("It was moved as the CEO was away.")
+        (['leonardo', 'vinci'], ['ceo'])
+    """
+    text = search_text(gold)
+    starts = set()
+    if len(text.split()) > _NAME_GOLD_WORDS:
+        starts = {found.start(1) for found in _SENTENCE_START.finditer(text)}
+    names = []
+    for found in _CAPITALISED.finditer(text):
+        if found.start() in starts:
+            continue
+        word = normal_forms(found.group()).joined
+        if word and word not in ENGLISH_STOP_WORDS and word not in names:
+            names.append(word)
+    return names
+
+
+def _stem_of(name: str, word: str) -> bool:
+    return word == name or (
+        word.startswith(name) and len(word) <= len(name) + STEM_MAX_ENDING and len(name) > 3
+    )
+
+
+def semantic_scores(scorer: SemanticScorer, pairs: Sequence[tuple[str, str]]) -> list[float | None]:
+    """The scorer on many ``(output, reference)`` pairs: in one call of its
+    ``score_pairs`` where it has one (a batch of forward passes), else pair by pair.
+
+    Raises:
+        ScorerError: As :func:`semantic_score`.
+    """
+    score_pairs = getattr(scorer, "score_pairs", None)
+    if score_pairs is None:
+        return [semantic_score(scorer, output, reference) for output, reference in pairs]
+    name = getattr(scorer, "__name__", type(scorer).__name__)
+    try:
+        scores = list(score_pairs(pairs))
+    except ScorerError:
+        raise
+    except Exception as error:  # a caller's scorer may raise anything
+        raise ScorerError(
+            f"the semantic scorer {name} failed: {type(error).__name__}: {error}"
+        ) from error
+    if len(scores) != len(pairs):
+        raise ScorerError(
+            f"the semantic scorer {name} returned {len(scores)} scores for {len(pairs)} pairs."
+        )
+    for score in scores:
+        if score is not None and not is_finite_number(score):
+            raise ScorerError(
+                f"the semantic scorer {name} returned {shown(score)}, not a finite score."
+            )
+    return [None if score is None else float(score) for score in scores]
 
 
 def semantic_score(scorer: SemanticScorer, output: str, reference: str) -> float | None:

@@ -85,13 +85,18 @@ from opik_semantic_metrics.answers.reading import (
     read_answer,
 )
 from opik_semantic_metrics.answers.reading import check_answer_format as check_answer_format
+from opik_semantic_metrics.answers.results import AnswerItem as AnswerItem
 from opik_semantic_metrics.answers.results import Case, Method, Outcome
 from opik_semantic_metrics.answers.results import MatchResult as MatchResult
-from opik_semantic_metrics.answers.similarity import DIGIT_RUN, negated, semantic_score
+from opik_semantic_metrics.answers.similarity import (
+    DIGIT_RUN,
+    semantic_guard,
+    semantic_scores,
+)
 from opik_semantic_metrics.answers.similarity import KEYWORDS as KEYWORDS
 from opik_semantic_metrics.answers.similarity import SemanticScorer as SemanticScorer
 from opik_semantic_metrics.answers.similarity import keyword_coverage as keyword_coverage
-from opik_semantic_metrics.errors import shown
+from opik_semantic_metrics.errors import InputError, shown
 from opik_semantic_metrics.inputs import check_flag, check_non_negative_number, is_finite_number
 
 #: Largest absolute difference between equal numbers unless one is given (the matcher's and
@@ -221,7 +226,8 @@ class AnswerMatcher:
             answer_format: ``"Str"``, ``"Int"``, ``"Float"``, ``"List"``, ``"None"`` (a
                 not answerable question, as in MMESGBench), or Python ``None`` (unknown).
             question: The question, read to decide whether a list's order matters and
-                which scale word (``"in millions"``) a bare number stands for.
+                which scale word (``"in millions"``) a bare number stands for; words it
+                holds are context, not second answers or negations of the gold.
 
         Returns:
             A :class:`MatchResult`.
@@ -233,73 +239,7 @@ class AnswerMatcher:
             ScorerError: The semantic scorer raised (its exception is the cause), or
                 returned something that is not a finite number.
         """
-        return self._match(
-            output,
-            reference,
-            answer_format=answer_format,
-            question=question,
-            context=question_words(question),
-        )
-
-    def _match(
-        self,
-        output: object,
-        reference: object,
-        *,
-        answer_format: str | None,
-        question: str | None,
-        context: frozenset[str],
-    ) -> MatchResult:
-        answer_format = check_answer_format(answer_format)
-        output, reference = python_value(output), python_value(reference)
-        gold = None if is_missing_reference(reference) else read_answer(reference, "reference")
-        # The "None" format is MMESGBench's mark of a question with no answer, whatever
-        # its gold cell holds ("None", "Not answerable", or left empty).
-        gold_not_answerable = (
-            gold is None or answer_format == "None" or self._is_abstention_phrase(gold)
-        )
-        outcome = Outcome()
-        if gold_not_answerable:
-            outcome.flags.append("gold_not_answerable")
-        missing_output = missing_output_flag(output)
-        if missing_output is not None:
-            outcome.flags.append(missing_output)
-            what = "None" if output is None else repr(output)
-            reason = f"No match: there is no answer to compare (output {what})."
-            return self._result(
-                False,
-                "no_match",
-                reason,
-                None,
-                gold,
-                outcome,
-                gold_not_answerable=gold_not_answerable,
-            )
-        answer = read_answer(output, "output")
-        # An exact match has the gold's text: its normal forms are already known.
-        exact = gold is not None and answer.text == gold.text
-        abstained = self._abstains(gold if exact and gold is not None else answer)
-        if abstained:
-            outcome.flags.append("output_abstained")
-        case = Case(
-            answer, gold, answer_format, question, abstained, gold_not_answerable, outcome, context
-        )
-        for method, tier in self._TIER_TABLE:
-            found = tier(self, case)
-            if found is None:
-                continue
-            if method in _ANSWERING_TIERS and not gold_not_answerable and abstained:
-                # The gold answer was found in it: an answer that also says what the
-                # source lacks is an answer, not an abstention.
-                case.abstained = False
-                outcome.flags.remove("output_abstained")
-            return self._case_result(True, method, found, case)
-        if abstained:
-            outcome.notes.append("the output declines to answer but the question has an answer")
-        elif gold_not_answerable:
-            outcome.notes.append("the question is not answerable but the output gives an answer")
-        notes = "; ".join(outcome.notes) or "the texts differ"
-        return self._case_result(False, "no_match", f"No match: {notes}.", case)
+        return self.match_any(output, (reference,), answer_format=answer_format, question=question)
 
     def match_any(
         self,
@@ -309,22 +249,139 @@ class AnswerMatcher:
         answer_format: str | None = None,
         question: str | None = None,
     ) -> MatchResult:
-        """Match one output against several acceptable answers: the first that matches."""
-        first: MatchResult | None = None
-        context = question_words(question)
-        for reference in references:
-            if isinstance(reference, str):
-                context |= question_words(reference)
-        for reference in references:
-            result = self._match(
-                output, reference, answer_format=answer_format, question=question, context=context
+        """Match one output against several acceptable answers, any one of which is right
+        (TriviaQA's and Natural Questions' aliases: ``["Nureyev", "Rudolf Nureyev"]``).
+
+        The acceptable answers are tried in order and the first that matches by a rule
+        decides; the semantic tier, if on, runs only when none does, on all of them in
+        one batch. The result's ``matched_answer`` names the one that matched. Words of
+        the other acceptable answers are context: "evaporation or vaporisation" is no
+        second answer where both are acceptable.
+
+        Args:
+            output: The model's answer.
+            references: The acceptable answers (at least one; ``[None]`` is "not
+                answerable").
+            answer_format: As in :meth:`match`, for every acceptable answer.
+            question: As in :meth:`match`.
+
+        Raises:
+            InputError: As :meth:`match`, or no acceptable answer.
+            ScorerError: As :meth:`match`.
+
+        Example:
+            >>> matcher = AnswerMatcher()
+            >>> result = matcher.match_any("It was Rudolf Nureyev.", ["Nuriev", "Rudolf Nureyev"])
+            >>> result.matched, result.matched_answer
+            (True, 'Rudolf Nureyev')
+        """
+        item = AnswerItem(output, tuple(references), answer_format, question)
+        return self.match_many([item])[0]
+
+    def match_many(self, items: Sequence[AnswerItem]) -> list[MatchResult]:
+        """:meth:`match_any` of many items; the semantic scorer is called once for all
+        the pairs that reach it (a batch, where the scorer scores batches).
+
+        Raises:
+            InputError, ScorerError: As :meth:`match`, for the first item that fails.
+        """
+        results: list[MatchResult | list[Case]] = [self._rules(item) for item in items]
+        waiting = [case for result in results if isinstance(result, list) for case in result]
+        scores = iter(self._semantic_scores(waiting))
+        finished = []
+        for result in results:
+            if isinstance(result, MatchResult):
+                finished.append(result)
+                continue
+            decided = [self._semantic_decision(case, next(scores)) for case in result]
+            finished.append(_first_match(decided))
+        return finished
+
+    def _rules(self, item: AnswerItem) -> MatchResult | list[Case]:
+        """The rule tiers on each acceptable answer: the first match, or the cases that
+        wait for the semantic tier (none waiting: the result of no match)."""
+        if not item.references:
+            raise InputError("Expected at least one acceptable answer, got none.")
+        answer_format = check_answer_format(item.answer_format)
+        output = python_value(item.output)
+        golds = [python_value(reference) for reference in item.references]
+        context = question_words(item.question)
+        for gold in golds:
+            if isinstance(gold, str) and len(golds) > 1:
+                context |= question_words(gold)
+        missing_output = missing_output_flag(output)
+        answer = None if missing_output is not None else read_answer(output, "output")
+        failures: list[MatchResult] = []
+        waiting: list[Case] = []
+        for reference in golds:
+            gold = None if is_missing_reference(reference) else read_answer(reference, "reference")
+            # The "None" format is MMESGBench's mark of a question with no answer, whatever
+            # its gold cell holds ("None", "Not answerable", or left empty).
+            gold_not_answerable = (
+                gold is None or answer_format == "None" or self._is_abstention_phrase(gold)
             )
-            if result.matched:
-                return result
-            if first is None or (result.flags and not first.flags):
-                first = result
-        assert first is not None
-        return first
+            outcome = Outcome()
+            if gold_not_answerable:
+                outcome.flags.append("gold_not_answerable")
+            if answer is None:
+                outcome.flags.append(str(missing_output))
+                what = "None" if output is None else repr(output)
+                reason = f"No match: there is no answer to compare (output {what})."
+                return self._result(
+                    False,
+                    "no_match",
+                    reason,
+                    None,
+                    gold,
+                    outcome,
+                    gold_not_answerable=gold_not_answerable,
+                )
+            abstained = self._abstains(answer)
+            if abstained:
+                outcome.flags.append("output_abstained")
+            case = Case(
+                answer,
+                gold,
+                answer_format,
+                item.question,
+                abstained,
+                gold_not_answerable,
+                outcome,
+                context,
+            )
+            matched = self._rule_tiers(case)
+            if matched is not None:
+                return matched
+            if self._semantic_ready(case):
+                waiting.append(case)
+            else:
+                failures.append(self._no_match(case))
+        return waiting or _first_match(failures)
+
+    def _rule_tiers(self, case: Case) -> MatchResult | None:
+        for method, tier in self._TIER_TABLE:
+            found = tier(self, case)
+            if found is None:
+                continue
+            if method in _ANSWERING_TIERS and not case.gold_not_answerable and case.abstained:
+                # The gold answer was found in it: an answer that also says what the
+                # source lacks is an answer, not an abstention.
+                case.abstained = False
+                case.outcome.flags.remove("output_abstained")
+            return self._case_result(True, method, found, case)
+        return None
+
+    def _no_match(self, case: Case) -> MatchResult:
+        if case.abstained:
+            case.outcome.notes.append(
+                "the output declines to answer but the question has an answer"
+            )
+        elif case.gold_not_answerable:
+            case.outcome.notes.append(
+                "the question is not answerable but the output gives an answer"
+            )
+        notes = "; ".join(case.outcome.notes) or "the texts differ"
+        return self._case_result(False, "no_match", f"No match: {notes}.", case)
 
     # --- tiers, in the order of _TIER_TABLE: each returns its reason when it matches ------
 
@@ -457,60 +514,64 @@ class AnswerMatcher:
             f"({_quote(case.answer.text)})."
         )
 
-    def _semantic_tier(self, case: Case) -> str | None:
+    # --- the semantic tier: after the rules, on every acceptable answer at once --------
+
+    def _semantic_ready(self, case: Case) -> bool:
+        """Whether the semantic tier may judge the case: a text answer, a gold with a
+        meaning to compare, and no guard against it (a negation on one side only, a
+        number or a name of the gold's missing from the output)."""
         answer, gold, outcome = case.answer, case.gold, case.outcome
-        semantic = self.semantic
-        if semantic is None or case.abstained or case.gold_not_answerable or gold is None:
-            return None
+        if self.semantic is None or case.abstained or case.gold_not_answerable or gold is None:
+            return False
         if case.answer_format not in (None, "Str"):
-            return None
+            return False
         if gold.number is not None or gold.list_like or not answer.forms.joined:
-            return None
-        answer_words = answer.forms.spaced.split()
-        gold_words = gold.forms.spaced.split()
-        if negated(answer_words) != negated(gold_words):
-            outcome.flags.append("negation_mismatch")
-            outcome.notes.append("one answer is negated and the other is not")
-            return None
-        if all(len(word) == 1 for word in gold_words):
-            # An option letter ("B"): embeddings of two letters say nothing about the answer.
-            outcome.notes.append("a gold of single letters is matched exactly or not at all")
-            return None
-        # Digits inside words count ("SSP1", "Q2"): embeddings barely tell them apart.
-        gold_numbers = set(DIGIT_RUN.findall(gold.forms.spaced))
-        answer_numbers = set(DIGIT_RUN.findall(answer.forms.spaced))
-        missing = gold_numbers - answer_numbers
-        if missing:
-            outcome.flags.append("gold_number_missing")
-            outcome.notes.append(f"the output lacks the gold's number(s) {sorted(missing)}")
-            return None
-        extra = answer_numbers - gold_numbers if gold_numbers else set()
-        if extra:
-            outcome.flags.append("output_number_extra")
-            outcome.notes.append(f"the output has number(s) {sorted(extra)} the gold lacks")
-            return None
+            return False
+        refusal = semantic_guard(answer.text, gold.text, case.context)
+        if refusal is not None:
+            flag, note = refusal
+            if flag is not None:
+                outcome.flags.append(flag)
+            outcome.notes.append(note)
+            return False
+        return True
+
+    def _semantic_scores(self, cases: Sequence[Case]) -> list[float | None]:
+        """The semantic score of each waiting case, in one call of the scorer."""
+        if not cases:
+            return []
+        semantic = self.semantic
         if isinstance(semantic, str):  # KEYWORDS
-            score = keyword_coverage(answer_words, gold_words)
-            if score is None:
+            return [
+                keyword_coverage(case.answer.forms.spaced.split(), case.gold.forms.spaced.split())  # type: ignore[union-attr]
+                for case in cases
+            ]
+        assert semantic is not None
+        pairs = [(case.answer.text, case.gold.text) for case in cases]  # type: ignore[union-attr]
+        return semantic_scores(semantic, pairs)
+
+    def _semantic_decision(self, case: Case, score: float | None) -> MatchResult:
+        outcome = case.outcome
+        keywords = isinstance(self.semantic, str)
+        kind = "keyword coverage" if keywords else "semantic score"
+        if score is None:
+            if keywords:
                 outcome.notes.append("the gold has no word longer than 3 characters to look for")
-                return None
-            kind = "keyword coverage"
-        else:
-            score = semantic_score(semantic, answer.text, gold.text)
-            if score is None:
+            else:
                 outcome.flags.append("semantic_unreadable")
                 outcome.notes.append("the semantic scorer cannot read a word of the texts")
-                return None
-            kind = "semantic score"
+            return self._no_match(case)
         outcome.semantic_score = score
         threshold = self.semantic_threshold
-        if score >= threshold:  # type: ignore[operator]
-            return f"The {kind} {score:.3f} reaches the threshold {threshold:g}."
+        assert threshold is not None
+        if score >= threshold:
+            reason = f"The {kind} {score:.3f} reaches the threshold {threshold:g}."
+            return self._case_result(True, "semantic", reason, case)
         outcome.notes.append(f"{kind} {score:.3f} below the threshold {threshold:g}")
-        return None
+        return self._no_match(case)
 
-    #: The tiers, in the order they are tried: the first that returns a reason decides,
-    #: and its name is the result's ``method``.
+    #: The rule tiers, in the order they are tried: the first that returns a reason
+    #: decides, and its name is the result's ``method``; the semantic tier comes after.
     _TIER_TABLE: ClassVar[
         tuple[tuple[Method, Callable[[AnswerMatcher, Case], str | None]], ...]
     ] = (
@@ -520,7 +581,6 @@ class AnswerMatcher:
         ("numeric", _numeric_tier),
         ("list", _list_tier),
         ("not_answerable", _not_answerable_tier),
-        ("semantic", _semantic_tier),
     )
 
     # --- helpers --------------------------------------------------------------------
@@ -618,13 +678,25 @@ class AnswerMatcher:
             output_abstained=output_abstained,
             gold_not_answerable=gold_not_answerable,
             flags=tuple(outcome.flags),
+            matched_answer=gold.text if matched and gold is not None else None,
         )
 
 
 #: The tiers, in the order they are tried (the matcher's table of tiers).
-TIERS: tuple[Method, ...] = tuple(method for method, _ in AnswerMatcher._TIER_TABLE)
+TIERS: tuple[Method, ...] = (
+    *(method for method, _ in AnswerMatcher._TIER_TABLE),
+    "semantic",
+)
 #: Every ``method`` a result can have.
 METHODS: tuple[Method, ...] = (*TIERS, "no_match")
+
+
+def _first_match(results: Sequence[MatchResult]) -> MatchResult:
+    """The first result that matched; else the first that says why (it has flags)."""
+    for result in results:
+        if result.matched:
+            return result
+    return next((result for result in results if result.flags), results[0])
 
 
 def _number_text(answer: Answer | None) -> str | None:
