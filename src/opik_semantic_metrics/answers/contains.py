@@ -45,12 +45,12 @@ from dataclasses import dataclass
 from opik_semantic_metrics.answers.lists import split_plain_list
 from opik_semantic_metrics.answers.normalize import NormalForms, normal_forms, prepare
 from opik_semantic_metrics.answers.numbers import ParsedNumber, is_number_word, numbers_in_text
+from opik_semantic_metrics.answers.spelled_numbers import digits_for_words
 from opik_semantic_metrics.vocabulary import (
     ENGLISH_STOP_WORDS,
     NEGATING_PREPOSITIONS,
     NEGATIONS_IN_NORMAL_FORM,
 )
-from opik_semantic_metrics.answers.spelled_numbers import digits_for_words
 
 #: Outputs of at most this many words (or 4 times the gold's, if more) are searched
 #: whole; in a longer one, the gold is looked for in its lead (:data:`LEAD_WORDS`).

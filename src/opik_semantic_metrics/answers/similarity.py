@@ -22,7 +22,7 @@ from opik_semantic_metrics.answers.normalize import normal_forms
 from opik_semantic_metrics.answers.spelled_numbers import digits_for_words
 from opik_semantic_metrics.errors import ScorerError, shown
 from opik_semantic_metrics.inputs import is_finite_number
-from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
+from opik_semantic_metrics.vocabulary import ENGLISH_STOP_WORDS
 
 #: A number in a normal form, alone or inside a word ("scope1", "q2").
 DIGIT_RUN = re.compile(r"\d+(?:\.\d+)?")

@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import re
 
-_UNIT_WORDS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen"
-)
-_TEN_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety"
-UNITS = {word: value for value, word in enumerate(_UNIT_WORDS.split())}
-TENS = {word: 10 * (index + 2) for index, word in enumerate(_TEN_WORDS.split())}
+from opik_semantic_metrics.vocabulary import NUMBER_WORDS, SCALE_WORDS
+
+#: The words of a spelled-out number, from the package's one list of number words
+#: ("dozen" and "twice" are not parts of one).
+_PARTS = {
+    word: int(value) for word, value in NUMBER_WORDS.items() if word not in ("dozen", "twice")
+}
+UNITS = {word: value for word, value in _PARTS.items() if value < 20}
+TENS = {word: value for word, value in _PARTS.items() if value >= 20}
 #: Scale words folded into the digits; larger ones stay words after them.
-FOLDED_SCALES = {"hundred": 100, "thousand": 1000}
+FOLDED_SCALES = {word: int(SCALE_WORDS[word]) for word in ("hundred", "thousand")}
 _WORD = "|".join(sorted((*UNITS, *TENS, *FOLDED_SCALES), key=len, reverse=True))
 _GAP = r"(?:\s*-\s*|\s+|,\s*|\s+and\s+)"
 _RUN = re.compile(rf"\b(?:{_WORD})(?:{_GAP}(?:{_WORD}))*\b", re.IGNORECASE)
