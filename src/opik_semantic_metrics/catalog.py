@@ -23,10 +23,13 @@ class RowArguments:
     Attributes:
         required: Every row must supply them.
         optional: Read where the dataset has them.
+        one_of: Optional arguments of which a dataset must supply at least one
+            (AnswerMatch's ``reference`` or ``acceptable_answers``).
     """
 
     required: tuple[str, ...]
     optional: tuple[str, ...] = ()
+    one_of: tuple[str, ...] = ()
 
     @property
     def all(self) -> tuple[str, ...]:
@@ -94,7 +97,11 @@ METRICS: tuple[MetricEntry, ...] = (
         kind="answer_match",
         class_name="AnswerMatch",
         module="opik_semantic_metrics.metrics.answer_match",
-        reads=RowArguments(("output", "reference"), ("input", "answer_format", "question")),
+        reads=RowArguments(
+            ("output",),
+            ("reference", "acceptable_answers", "input", "answer_format", "question"),
+            one_of=("reference", "acceptable_answers"),
+        ),
     ),
 )
 

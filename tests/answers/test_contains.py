@@ -36,8 +36,10 @@ def test_the_tiers_are_the_matchers_table_in_order():
         "semantic",
     )
     assert (*TIERS, "no_match") == METHODS
+    # The rule tiers are the table, in order; the semantic tier runs after all of them,
+    # on every acceptable answer at once.
     table = AnswerMatcher._TIER_TABLE
-    assert [method for method, _ in table] == list(TIERS)
+    assert [method for method, _ in table] == list(TIERS[:-1])
     assert all(callable(tier) for _, tier in table)
 
 
@@ -142,16 +144,36 @@ def test_a_guard_rejects_the_gold_found(matcher, output, gold, answer_format, fl
         assert flag in result.flags, result.reason
 
 
-def test_an_output_much_longer_than_the_gold_does_not_match_by_containment(matcher):
-    passage = "The city hosts many offices and museums and has long been a centre. " * 5
+def test_a_long_output_is_searched_in_its_lead_only(matcher):
+    # An answer in prose states its answer first; a gold found only after the first 80
+    # words is mentioned, not asserted.
+    passage = "The city hosts many offices and museums and has long been a centre. " * 7
     result = matcher.match(passage + "Paris is one of them.", "Paris", answer_format="Str")
     assert (result.matched, result.method) == (False, "no_match")
     assert "output_too_long" in result.flags
-    # 40 words are allowed to any gold, more to a long one (4 words of output per word).
+    # The same gold in the first sentence of the same long output is the answer.
+    result = matcher.match("Paris is the city. " + passage, "Paris", answer_format="Str")
+    assert (result.matched, result.method) == (True, "contains")
+    # Within 40 words (or 4 per gold word) the whole output is searched.
     short = "word " * 30 + "Paris."
     assert matcher.match(short, "Paris").method == "contains"
     gold = " ".join(f"term{n}" for n in range(15))
     assert matcher.match("filler " * 40 + gold, gold).method == "contains"
+
+
+def test_a_long_llm_answer_that_asserts_the_gold_matches(matcher):
+    # EVOUNA's Bing Chat answer to "Who was the man behind The Chipmunks?" (72 words).
+    output = (
+        "The man behind The Chipmunks was\xa0Ross Bagdasarian, also known professionally by "
+        "his stage name\xa0David Seville.\xa0He was an American singer, songwriter, record "
+        "producer, and actor, best known for creating the cartoon band Alvin and the "
+        "Chipmunks. He created the characters in 1958 and voiced all three of them, speeding "
+        "up his own voice on tape."
+    )
+    result = matcher.match(
+        output, "David Seville", question="Who was the man behind The Chipmunks?"
+    )
+    assert (result.matched, result.method) == (True, "contains")
 
 
 @pytest.mark.parametrize(

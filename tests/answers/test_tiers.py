@@ -333,7 +333,7 @@ def test_semantic_guards(gold, output, answer_format, flag):
     ("gold", "output", "answer_format"),
     [
         ("82%", "28%", "Str"),  # a number gold
-        ("82%", "eighty-two", None),
+        ("82%", "eighty-three", None),
         ("Paris", "Lyon", "Int"),
         ("Paris", "Lyon", "Float"),
         ("['A']", "['B']", None),  # a list gold
@@ -385,7 +385,7 @@ def test_a_scorer_returning_a_non_number_is_a_scorer_error(returned):
     with pytest.raises(
         ScorerError, match=r"semantic scorer <lambda> returned .*not a finite score"
     ):
-        matcher.match("Lyon", "Paris", answer_format="Str")
+        matcher.match("a large city", "a big town", answer_format="Str")
 
 
 def test_a_scorer_that_raises_is_a_scorer_error_naming_it():
@@ -394,12 +394,12 @@ def test_a_scorer_that_raises_is_a_scorer_error_naming_it():
 
     matcher = AnswerMatcher(semantic=flaky, semantic_threshold=0.5)
     with pytest.raises(ScorerError, match="scorer flaky failed: RuntimeError: model server down"):
-        matcher.match("Lyon", "Paris", answer_format="Str")
+        matcher.match("a large city", "a big town", answer_format="Str")
 
 
 def test_a_scorer_that_cannot_judge_returns_none_and_nothing_matches():
     matcher = AnswerMatcher(semantic=lambda output, reference: None, semantic_threshold=0.5)
-    result = matcher.match("Lyon", "Paris", answer_format="Str")
+    result = matcher.match("a large city", "a big town", answer_format="Str")
     assert (result.matched, result.method) == (False, "no_match")
     assert "semantic_unreadable" in result.flags and result.semantic_score is None
 

@@ -104,6 +104,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _COMBINING_MARK = re.compile(r"[\u0300-\u036f]")
 _POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b")
 _THE = re.compile(r"\bthe\b", re.IGNORECASE)
+#: "&" as a word, not an HTML character reference ("&gt;").
+_AMPERSAND = re.compile(r"&(?![#a-zA-Z0-9]+;)")
 #: A footnote number glued to a word ("Becquerel1.", "1780s1."), or in brackets ("[2]").
 _FOOTNOTE = re.compile(r"(?<=[^\W\d_]{2})\d{1,2}(?=[\s.,;:!?)]|$)|\[\d{1,3}\]")
 
@@ -163,9 +165,10 @@ def search_text(text: str, *, footnotes: bool = False) -> str:
         ' answer is Beyonce.'
     """
     if not text.isascii():
-        text = _COMBINING_MARK.sub("", unicodedata.normalize("NFKD", text))
+        # Canonical decomposition only: "é" is "e" and a mark, but "²" stays "²".
+        text = _COMBINING_MARK.sub("", unicodedata.normalize("NFD", text))
     if "&" in text:
-        text = text.replace("&", " and ")
+        text = _AMPERSAND.sub(" and ", text)
     if "'" in text or "\u2019" in text:
         text = _POSSESSIVE.sub("", text)
     if footnotes:

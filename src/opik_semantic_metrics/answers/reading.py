@@ -32,6 +32,7 @@ from opik_semantic_metrics.answers.lists import (
     ListItem,
     items_from_value,
     looks_like_list,
+    python_value,
     read_list_literal,
     split_plain_list,
 )
@@ -189,3 +190,58 @@ def list_readings(answer: Answer) -> tuple[tuple[Element, ...], ...]:
         return ()
     text = answer.text[1:-1] if answer.list_like else answer.text
     return tuple(tuple(_element(item) for item in reading) for reading in split_plain_list(text))
+
+
+class _NotGiven:
+    """The mark of an argument not given (``None`` is a gold answer: "not answerable")."""
+
+    def __repr__(self) -> str:
+        return "NOT_GIVEN"
+
+
+#: A ``reference`` not given: distinct from ``None``, which means "not answerable".
+NOT_GIVEN: object = _NotGiven()
+#: Most acceptable answers one item may have (TriviaQA's most aliased have a few hundred).
+MAX_ACCEPTABLE_ANSWERS = 1000
+
+
+def acceptable_answer_list(reference: object, acceptable_answers: object) -> tuple[object, ...]:
+    """The gold answers of one item: the ``reference`` (if given) first, then each of
+    the ``acceptable_answers`` (a list, tuple or NumPy array; a single text is one
+    answer), without repeats.
+
+    Raises:
+        InputError: Neither is given, ``acceptable_answers`` is of another type, or
+            holds more than :data:`MAX_ACCEPTABLE_ANSWERS`.
+
+    Example:
+        >>> acceptable_answer_list("Nureyev", ["Rudolf Nureyev", "Nureyev"])
+        ('Nureyev', 'Rudolf Nureyev')
+    """
+    golds: list[object] = [] if reference is NOT_GIVEN else [reference]
+    extra = python_value(acceptable_answers)
+    if hasattr(extra, "tolist"):  # a NumPy array, as Ray Data gives a list column
+        extra = extra.tolist()
+    if isinstance(extra, str | int | float) and not is_empty_cell(extra):
+        extra = [extra]
+    if extra is not None and not is_empty_cell(extra):
+        if not isinstance(extra, list | tuple):
+            raise InputError(
+                "Expected `acceptable_answers` to be a list of answers, got "
+                f"{type(extra).__name__}."
+            )
+        if len(extra) > MAX_ACCEPTABLE_ANSWERS:
+            raise InputError(
+                f"Expected at most {MAX_ACCEPTABLE_ANSWERS} acceptable answers, got {len(extra)}."
+            )
+        golds.extend(python_value(answer) for answer in extra)
+    if not golds:
+        raise InputError(
+            "Expected a `reference` or `acceptable_answers`: neither was given (map the "
+            "dataset's answer field to one of them)."
+        )
+    unique: list[object] = []
+    for gold in golds:
+        if not any(type(gold) is type(kept) and gold == kept for kept in unique):
+            unique.append(gold)
+    return tuple(unique)

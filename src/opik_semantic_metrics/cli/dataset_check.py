@@ -24,6 +24,8 @@ from opik_semantic_metrics.dataset_files import dataset_files, dataset_kind
 REQUIRED_ARGUMENTS = {entry.command_name: entry.reads.required for entry in METRICS}
 #: The row arguments each ``--metric`` reads where the dataset has them, from the catalog.
 OPTIONAL_ARGUMENTS = {entry.command_name: entry.reads.optional for entry in METRICS}
+#: Per command name, the arguments of which a dataset must have at least one.
+ONE_OF_ARGUMENTS = {entry.command_name: entry.reads.one_of for entry in METRICS}
 
 
 def check_column_arguments(metric: str, columns: Mapping[str, str]) -> None:
@@ -94,10 +96,13 @@ def check_dataset_input(
         for argument in REQUIRED_ARGUMENTS[metric]
         if argument not in columns and argument not in names
     ]
+    one_of = ONE_OF_ARGUMENTS[metric]
+    if one_of and not any(argument in columns or argument in names for argument in one_of):
+        missing = [" or ".join(one_of)]
     if missing:
         raise CliError(
             f"No column for {', '.join(missing)} in {files[0]}: name it with --columns "
-            f"{missing[0]}=COLUMN (its columns are {', '.join(names) or 'none'})."
+            f"{missing[0].split(' or ')[0]}=COLUMN (its columns are {', '.join(names) or 'none'})."
         )
     return names
 

@@ -74,6 +74,9 @@ def resolve_columns(
         if argument not in mapping and argument in names:
             mapping[argument] = argument
     missing = [argument for argument in blueprint.required if argument not in mapping]
+    one_of = blueprint.reads.one_of
+    if one_of and not any(argument in mapping for argument in one_of):
+        missing.append(" or ".join(one_of))
     if missing:
         raise ValueError(
             f"No column for {', '.join(missing)}: pass columns={{{missing[0]!r}: 'column name'}} "

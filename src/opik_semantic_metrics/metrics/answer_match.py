@@ -13,7 +13,9 @@ Bad input, by design:
   wrong answer, and an error would drop the item from Opik's averages and inflate the
   accuracy.
 - ``reference`` ``None`` or NaN: the gold answer "not answerable" (as MMESGBench and
-  the MMESGBench answer analysis use it).
+  the MMESGBench answer analysis use it). Neither ``reference`` nor
+  ``acceptable_answers`` given (a dataset field not mapped): ``MetricComputationError``,
+  not "not answerable" for every item.
 - numbers instead of strings: compared as numbers (``82`` matches ``"82%"``); Python
   lists: list answers.
 - anything else not an answer (dicts, sets, bytes, objects, an infinite reference, a
@@ -35,8 +37,12 @@ from opik.evaluation.metrics import base_metric, score_result
 
 from opik_semantic_metrics.answers.abstentions import DEFAULT_ABSTENTIONS
 from opik_semantic_metrics.answers.lists import python_value
-from opik_semantic_metrics.answers.reading import check_answer_format
-from opik_semantic_metrics.answers.results import MatchResult
+from opik_semantic_metrics.answers.reading import (
+    NOT_GIVEN,
+    acceptable_answer_list,
+    check_answer_format,
+)
+from opik_semantic_metrics.answers.results import AnswerItem, MatchResult
 from opik_semantic_metrics.answers.similarity import KEYWORDS, SemanticScorer
 from opik_semantic_metrics.answers.tiers import DEFAULT_TOLERANCE, AnswerMatcher
 from opik_semantic_metrics.errors import ScorerError, shown
@@ -139,66 +145,102 @@ class AnswerMatch(PackageMetric):
         return isinstance(semantic, PackageMetric) and semantic.uses_model
 
     def score_rows(self, rows: Mapping[str, Sequence[Any]]) -> list[list[score_result.ScoreResult]]:
-        """:meth:`score` of each row (AnswerMatch scores one item at a time)."""
+        """:meth:`score` of each row, with one call of the semantic scorer for all the
+        rows' answers that reach it.
+
+        Raises:
+            MetricComputationError: A row :meth:`score` would refuse (the whole call
+                fails, as a batch does; Ray's scoring then splits it to find the row).
+        """
         count = len(next(iter(rows.values())))
+        with self.failing_item(ScorerError):
+            items = [
+                self._item(**{name: values[i] for name, values in rows.items()})
+                for i in range(count)
+            ]
+            results = self.matcher.match_many(items)
         return [
-            [self.score(**{name: values[i] for name, values in rows.items()})] for i in range(count)
+            [self._score_result(result, item)] for result, item in zip(results, items, strict=True)
         ]
 
     def score(
         self,
         output: Any,
-        reference: Any,
+        reference: Any = NOT_GIVEN,
         input: Any = None,  # Opik's name for the dataset item's question
         answer_format: str | None = None,
         question: str | None = None,
+        acceptable_answers: Any = None,
         **ignored_kwargs: Any,
     ) -> score_result.ScoreResult:
-        """Match one output against its gold answer.
+        """Match one output against its gold answer, or any of its acceptable answers.
 
         Args:
             output: The model's answer (a string, number, list or ``None``).
             reference: The gold answer (a string, number, list, or ``None`` for "not
-                answerable").
-            input: The question, when it is a string (read for list order only).
+                answerable"). A Python list here is *one* list answer (MMESGBench's
+                ``List`` format); several acceptable answers go in ``acceptable_answers``.
+            input: The question, when it is a string.
             answer_format: ``Str``, ``Int``, ``Float``, ``List`` or ``None`` (a not
                 answerable question), as in MMESGBench; Python ``None`` for unknown.
             question: The question, used when ``input`` is not a string.
+            acceptable_answers: Several right answers, any one of which matches (a list,
+                tuple or NumPy array of them, as TriviaQA and Natural Questions give
+                aliases); with ``reference``, the reference is tried first.
+                ``metadata["matched_answer"]`` names the one that matched.
             **ignored_kwargs: Other dataset fields, ignored.
 
         Returns:
             A ScoreResult of 1.0 (match) or 0.0, whose ``metadata`` holds ``method``
             (exact, normalized, contains, numeric, list, not_answerable, semantic,
-            no_match), the
-            normal forms, the numbers read, the semantic score and the flags.
+            no_match), the answer that matched, the normal forms, the numbers read, the
+            semantic score and the flags.
 
         Raises:
-            MetricComputationError: An output or reference that is not an answer, an
-                unknown ``answer_format``, or a semantic scorer that failed.
+            MetricComputationError: An output or reference that is not an answer, no
+                ``reference`` and no ``acceptable_answers``, an unknown
+                ``answer_format``, or a semantic scorer that failed.
         """
+        with self.failing_item(ScorerError):
+            item = self._item(output, reference, input, answer_format, question, acceptable_answers)
+            result = self.matcher.match_many([item])[0]
+        return self._score_result(result, item)
+
+    def _item(
+        self,
+        output: Any,
+        reference: Any = NOT_GIVEN,
+        input: Any = None,
+        answer_format: str | None = None,
+        question: str | None = None,
+        acceptable_answers: Any = None,
+        **ignored_kwargs: Any,
+    ) -> AnswerItem:
+        """One row read as the matcher's item (refused as :meth:`score` says)."""
         if isinstance(input, str):
             question = input
-        with self.failing_item(ScorerError):
-            answer_format = check_answer_format(answer_format)  # "float" -> "Float"
-            result = self.matcher.match(
-                output, reference, answer_format=answer_format, question=question
-            )
+        references = acceptable_answer_list(reference, acceptable_answers)
+        answer_format = check_answer_format(answer_format)  # "float" -> "Float"
+        return AnswerItem(output, references, answer_format, question)
+
+    def _score_result(self, result: MatchResult, item: AnswerItem) -> score_result.ScoreResult:
         return score_result.ScoreResult(
             name=self.name,
             value=1.0 if result.matched else 0.0,
             reason=result.reason,
-            metadata=self._metadata(result, output, reference, answer_format),
+            metadata=self._metadata(result, item),
         )
 
-    def _metadata(
-        self, result: MatchResult, output: Any, reference: Any, answer_format: str | None
-    ) -> dict[str, Any]:
+    def _metadata(self, result: MatchResult, item: AnswerItem) -> dict[str, Any]:
+        references = item.references
         metadata: dict[str, Any] = {
             "method": result.method,
             "matched": result.matched,
-            "answer_format": answer_format,
-            "output": _clip(python_value(output)),
-            "reference": _clip(python_value(reference)),
+            "answer_format": item.answer_format,
+            "output": _clip(python_value(item.output)),
+            "reference": _clip(python_value(references[0])),
+            "acceptable_answers": len(references),
+            "matched_answer": _clip(result.matched_answer),
             "output_normalized": _clip(result.output_normalized),
             "reference_normalized": _clip(result.reference_normalized),
             "output_number": result.output_number,
@@ -269,6 +311,19 @@ class SemanticAdapter:
             returned = self.source.score(output=output, reference=reference)
         else:
             returned = self.source(output, reference)
+        return self._value(returned)
+
+    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float | None]:
+        """Many pairs: in one ``score_batch`` call where the metric has one (BERTScore,
+        SemanticMatch: batched forward passes), else one call a pair."""
+        score_batch = getattr(self.source, "score_batch", None) if self.is_metric else None
+        if score_batch is None:
+            return [self(output, reference) for output, reference in pairs]
+        outputs = [output for output, _ in pairs]
+        references = [reference for _, reference in pairs]
+        return [self._value(returned) for returned in score_batch(outputs, references)]
+
+    def _value(self, returned: Any) -> float | None:
         if _reads_unknown_tokens(returned):
             return None
         value = _main_value(returned)
