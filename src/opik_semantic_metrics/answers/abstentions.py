@@ -20,7 +20,10 @@ reads a sentence as declining when it says that the source does not hold the ans
 - no information: "no information", "no specific data on", "no mention of",
   "insufficient information" (``"no data centres"`` is not: the word after must be
   about information, or the sentence must end);
-- ``not sure``, ``no idea``; and in a sentence of at most six words, ``unknown``,
+- ``not sure``, ``no idea``;
+- a chat model's refusal: "As an AI language model, I don't have access to real-time
+  information", "I cannot browse the internet", "my knowledge cutoff";
+- in a sentence of at most six words, ``unknown``,
   ``unclear``, ``unspecified``, ``undisclosed``, ``N/A`` ("an unknown supplier" in a
   longer sentence describes, not declines).
 
@@ -31,10 +34,11 @@ A sentence that merely holds a negation ("No, the company does not report Scope 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from opik_semantic_metrics.answers.normalize import normal_forms, prepare
+from opik_semantic_metrics.answers.normalize import NormalForms, normal_forms, prepare
 from opik_semantic_metrics.errors import shown
+from opik_semantic_metrics.inputs import check_flag
 from opik_semantic_metrics.vocabulary import (
     MODAL_CONTRACTIONS,
     NEGATING_ADVERBS,
@@ -131,6 +135,12 @@ _DECLINING = re.compile(
             r"\b(?:outside|beyond) the scope of (?:the|this)\b",
             rf"\b{_SOURCE}{_WORDS}{{0,2}} (?:is|are|was|were|remains|remain) silent\b",
             r"\b(?:not sure|no idea)\b",
+            # A chat model's refusal: "As an AI language model, I don't have access to
+            # real-time information", "I cannot browse the internet".
+            r"\bas an ai\b|\bai language model\b",
+            r"\bi (?:do not|dont|cannot|cant|am unable to) (?:have (?:access|the ability|real"
+            r" time)|access|browse)\b",
+            r"\bmy (?:knowledge|training)(?: data)? (?:cutoff|cut off)\b",
         )
     )
 )
@@ -183,3 +193,54 @@ def checked_abstentions(abstentions: object) -> tuple[str, ...]:
     if not phrases:
         raise ValueError("Expected at least one abstention phrase.")
     return phrases
+
+
+class Abstentions:
+    """What counts as declining to answer: the phrases (as whole words, in an output of
+    fewer than :data:`MAX_ABSTENTION_WORDS` words) and, with ``patterns``, the freely
+    phrased sentences of :func:`declines`. A longer output declines when its first
+    sentence does ("As an AI language model, I don't have access to ... However, ..."):
+    what follows such an opening is not an answer the model stands behind.
+
+    Args:
+        phrases: Phrases that decline to answer.
+        patterns: Also read freely phrased abstentions.
+
+    Raises:
+        ValueError: An empty phrase list, a phrase with no word, ``patterns`` not a bool.
+    """
+
+    def __init__(self, phrases: Sequence[str], patterns: bool) -> None:
+        self.phrases = checked_abstentions(phrases)
+        self.patterns = check_flag(patterns, "abstention_patterns")
+        spaced = sorted({normal_forms(phrase).spaced for phrase in self.phrases}, key=len)
+        if "" in spaced:
+            # An empty alternative in the pattern below would find an abstention in
+            # every text that has a word.
+            raise ValueError(
+                "Expected every abstention phrase to hold a word: punctuation alone "
+                '("-", "?") normalises to nothing.'
+            )
+        self._set = frozenset(spaced)
+        self._pattern = re.compile(
+            r"\b(?:" + "|".join(re.escape(phrase) for phrase in reversed(spaced)) + r")\b"
+        )
+
+    def is_phrase(self, forms: NormalForms) -> bool:
+        """Whether a whole text is one of the phrases ("Not answerable")."""
+        return forms.spaced in self._set or forms.joined in self._set
+
+    def declined(self, text: str, forms: NormalForms) -> bool:
+        """Whether an output declines to answer."""
+        spaced = forms.spaced
+        if spaced.count(" ") >= MAX_ABSTENTION_WORDS:
+            first = _FIRST_SENTENCE.match(text.strip())
+            if first is None or len(first.group()) >= len(text.strip()):
+                return False
+            return self.declined(first.group(), normal_forms(first.group()))
+        if self._pattern.search(spaced) is not None:
+            return True
+        return self.patterns and declines(text, spaced)
+
+
+_FIRST_SENTENCE = re.compile(r".+?[.!?](?=\s|$)", re.DOTALL)

@@ -38,14 +38,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from opik_semantic_metrics.answers.lists import split_plain_list
-from opik_semantic_metrics.answers.normalize import NormalForms, normal_forms, prepare
+from opik_semantic_metrics.answers.normalize import NormalForms, normal_forms, prepare, search_text
 from opik_semantic_metrics.answers.numbers import ParsedNumber, is_number_word, numbers_in_text
-from opik_semantic_metrics.answers.spelled_numbers import digits_for_words
 from opik_semantic_metrics.vocabulary import (
     ENGLISH_STOP_WORDS,
     NEGATING_PREPOSITIONS,
@@ -101,13 +99,6 @@ _CLAUSE_BREAK = re.compile(
 _YEAR_RANGE = (1900, 2100)
 _SLASH_BETWEEN_WORDS = re.compile(r"(?<=\w)\s?/\s?(?=\w)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_COMBINING_MARK = re.compile(r"[\u0300-\u036f]")
-_POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b")
-_THE = re.compile(r"\bthe\b", re.IGNORECASE)
-#: "&" as a word, not an HTML character reference ("&gt;").
-_AMPERSAND = re.compile(r"&(?![#a-zA-Z0-9]+;)")
-#: A footnote number glued to a word ("Becquerel1.", "1780s1."), or in brackets ("[2]").
-_FOOTNOTE = re.compile(r"(?<=[^\W\d_]{2})\d{1,2}(?=[\s.,;:!?)]|$)|\[\d{1,3}\]")
 
 
 @dataclass(frozen=True)
@@ -154,26 +145,24 @@ def clauses(text: str, *, slash_as_or: bool = False) -> list[str]:
     return [part.strip() for part in _CLAUSE_BREAK.split(text) if part.strip()]
 
 
-def search_text(text: str, *, footnotes: bool = False) -> str:
-    """``text`` as the gold is looked for in it: accents dropped (``"Beyoncé"`` is
-    ``"Beyonce"``), ``&`` read as ``and``, a possessive ``'s`` and the word ``the``
-    deleted, and with ``footnotes`` the footnote numbers that chat assistants glue to
-    words (``"Becquerel1."``, ``"[2]"``; for outputs searched for a gold without digits).
+class Context:
+    """Words an answer may repeat as context (:func:`question_words` of the question and
+    of the item's other acceptable answers), read on the first look: most outputs never
+    need them, and an item may have dozens of acceptable answers."""
 
-    Example:
-        >>> search_text("The answer is Beyoncé's1.", footnotes=True)
-        ' answer is Beyonce.'
-    """
-    if not text.isascii():
-        # Canonical decomposition only: "é" is "e" and a mark, but "²" stays "²".
-        text = _COMBINING_MARK.sub("", unicodedata.normalize("NFD", text))
-    if "&" in text:
-        text = _AMPERSAND.sub(" and ", text)
-    if "'" in text or "\u2019" in text:
-        text = _POSSESSIVE.sub("", text)
-    if footnotes:
-        text = _FOOTNOTE.sub("", text)
-    return digits_for_words(_THE.sub(" ", text))
+    def __init__(self, texts: Sequence[object] = ()) -> None:
+        self._texts = texts
+        self._words: frozenset[str] | None = None
+
+    def __contains__(self, word: object) -> bool:
+        if self._words is None:
+            self._words = frozenset().union(
+                *(question_words(text) for text in self._texts if isinstance(text, str))
+            )
+        return word in self._words
+
+
+NO_CONTEXT = Context()
 
 
 def question_words(text: str | None) -> frozenset[str]:
@@ -222,7 +211,7 @@ def find_gold(
     *,
     numbers_equal: Callable[[ParsedNumber, ParsedNumber], bool],
     output_declines: bool,
-    context: frozenset[str] = frozenset(),
+    context: Context = NO_CONTEXT,
 ) -> Containment:
     """Search ``output`` for the gold answer, within the guards of the module docstring.
 
@@ -296,7 +285,7 @@ def _find(
     gold_forms: NormalForms,
     gold_number: ParsedNumber | None,
     numbers_equal: Callable[[ParsedNumber, ParsedNumber], bool],
-    context: frozenset[str],
+    context: Context,
 ) -> Containment:
     if gold_number is not None:
         parts = [_Clause(text, normal_forms(text)) for text in clauses(output)]
@@ -319,6 +308,14 @@ def _find(
         return NOT_FOUND
     refusals = _refusals(parts)
     joins_count = len(output.split()) <= 2 * len(gold_forms.spaced.split()) + JOINS_EXTRA_WORDS
+    stated = _stated_answer_clauses(parts)
+    # (A gold found only across clauses, in the whole output, is not checked here.)
+    if stated and not any(index in stated or index == len(parts) for index, *_ in places):
+        return Containment(
+            False,
+            "the gold answer is in the output, but the answer it states is another",
+            "second_answer",
+        )
     rejection = NOT_FOUND
     for index, words, start, end in places:
         if _negated_near(words, start, end, context) or index + 1 in refusals:
@@ -343,6 +340,21 @@ def _find(
     return rejection
 
 
+_STATED_ANSWER = re.compile(
+    r"\b(?:correct |right |final |true )?answer (?:is|was|would be|should be)\b|^answer$"
+)
+
+
+def _stated_answer_clauses(parts: Sequence[_Clause]) -> frozenset[int]:
+    """The clauses that hold the answer an output states in so many words ("the answer
+    is Lyon", "Answer: Lyon"): a clause that says so, and the one after it."""
+    stated: set[int] = set()
+    for index, part in enumerate(parts):
+        if _STATED_ANSWER.search(part.forms.spaced):
+            stated.update((index, index + 1))
+    return frozenset(stated)
+
+
 def _refusals(parts: Sequence[_Clause]) -> frozenset[int]:
     """The indices of the clauses that only say no ("No.", "wrong", "that is not
     correct"); each takes back the clause just before it ("Paris? No."), not a clause
@@ -358,7 +370,7 @@ def _refusals(parts: Sequence[_Clause]) -> frozenset[int]:
     )
 
 
-def _is_negation(words: Sequence[str], position: int, context: frozenset[str]) -> bool:
+def _is_negation(words: Sequence[str], position: int, context: Context) -> bool:
     """Whether the word at ``position`` negates: a negating word that the question does
     not hold ("Who never married him?"), and not "no" before a number ("a No 1 hit")."""
     word = words[position]
@@ -369,7 +381,7 @@ def _is_negation(words: Sequence[str], position: int, context: frozenset[str]) -
     )
 
 
-def _negated_near(words: Sequence[str], start: int, end: int, context: frozenset[str]) -> bool:
+def _negated_near(words: Sequence[str], start: int, end: int, context: Context) -> bool:
     """A negation within :data:`NEGATION_REACH` words of the gold in its clause ("not
     Paris", "Paris is not correct"), not one on another word further away ("The only
     letter that does not appear in any state's name is Q")."""
@@ -410,7 +422,7 @@ def _beside_another(
     words: Sequence[str],
     start: int,
     end: int,
-    context: frozenset[str],
+    context: Context,
     *,
     joins_count: bool = True,
 ) -> bool:
@@ -472,7 +484,7 @@ def _find_number(
     parts: Sequence[_Clause],
     gold: ParsedNumber,
     numbers_equal: Callable[[ParsedNumber, ParsedNumber], bool],
-    context: frozenset[str],
+    context: Context,
     *,
     clause_by_clause: bool = False,
 ) -> Containment:

@@ -49,6 +49,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from opik_semantic_metrics.answers.spelled_numbers import digits_for_words
+
 #: Private-use characters that stand in for kept signs and decimal points while the
 #: other punctuation is removed; they are deleted from the input first.
 _KEPT_MINUS = "\ue000"
@@ -244,3 +246,34 @@ def _tidy(text: str) -> str:
     if any(hint in text for hint in UNIT_HINTS):
         text = _UNIT_SPELLING.sub(lambda found: UNIT_CANONICAL[found.group()], text)
     return _LEADING_ARTICLE.sub("", text, count=1)
+
+
+_COMBINING_MARK = re.compile(r"[\u0300-\u036f]")
+_POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b")
+_THE = re.compile(r"\bthe\b", re.IGNORECASE)
+#: "&" as a word, not an HTML character reference ("&gt;").
+_AMPERSAND = re.compile(r"&(?![#a-zA-Z0-9]+;)")
+#: A footnote number glued to a word ("Becquerel1.", "1780s1."), or in brackets ("[2]").
+_FOOTNOTE = re.compile(r"(?<=[^\W\d_]{2})\d{1,2}(?=[\s.,;:!?)]|$)|\[\d{1,3}\]")
+
+
+def search_text(text: str, *, footnotes: bool = False) -> str:
+    """``text`` as the gold is looked for in it: accents dropped (``"Beyoncé"`` is
+    ``"Beyonce"``), ``&`` read as ``and``, a possessive ``'s`` and the word ``the``
+    deleted, and with ``footnotes`` the footnote numbers that chat assistants glue to
+    words (``"Becquerel1."``, ``"[2]"``; for outputs searched for a gold without digits).
+
+    Example:
+        >>> search_text("The answer is Beyoncé's1.", footnotes=True)
+        ' answer is Beyonce.'
+    """
+    if not text.isascii():
+        # Canonical decomposition only: "é" is "e" and a mark, but "²" stays "²".
+        text = _COMBINING_MARK.sub("", unicodedata.normalize("NFD", text))
+    if "&" in text:
+        text = _AMPERSAND.sub(" and ", text)
+    if "'" in text or "\u2019" in text:
+        text = _POSSESSIVE.sub("", text)
+    if footnotes:
+        text = _FOOTNOTE.sub("", text)
+    return digits_for_words(_THE.sub(" ", text))

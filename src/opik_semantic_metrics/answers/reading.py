@@ -36,7 +36,7 @@ from opik_semantic_metrics.answers.lists import (
     read_list_literal,
     split_plain_list,
 )
-from opik_semantic_metrics.answers.normalize import NormalForms, normal_forms
+from opik_semantic_metrics.answers.normalize import NormalForms, normal_forms, search_text
 from opik_semantic_metrics.answers.numbers import (
     MAX_DIGITS,
     ParsedNumber,
@@ -77,10 +77,19 @@ class Answer:
         self.items = items
         self.list_like = list_like
         self.list_problem = list_problem
+        self._searched: dict[bool, tuple[str, NormalForms]] = {}
 
     @functools.cached_property
     def forms(self) -> NormalForms:
         return normal_forms(self.text)
+
+    def searched(self, footnotes: bool) -> tuple[str, NormalForms]:
+        """The text as a gold is looked for in it (``search_text``), and its normal
+        forms; read once for all of an item's acceptable answers."""
+        if footnotes not in self._searched:
+            text = search_text(self.text, footnotes=footnotes)
+            self._searched[footnotes] = (text, normal_forms(text))
+        return self._searched[footnotes]
 
 
 def check_answer_format(answer_format: object) -> str | None:

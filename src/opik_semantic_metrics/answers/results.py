@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from opik_semantic_metrics.answers.contains import NO_CONTEXT, Context
 from opik_semantic_metrics.answers.numbers import ParsedNumber
 from opik_semantic_metrics.answers.reading import Answer
 
@@ -76,7 +77,7 @@ class Case:
     outcome: Outcome
     #: Words that an answer repeats as context, not as a second answer: the question's,
     #: and those of the item's other acceptable answers.
-    context: frozenset[str] = frozenset()
+    context: Context = NO_CONTEXT
 
 
 @dataclass

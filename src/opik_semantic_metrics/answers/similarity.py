@@ -17,8 +17,13 @@ import bisect
 import re
 from collections.abc import Callable, Sequence
 
-from opik_semantic_metrics.answers.contains import NEGATIONS, STEM_MAX_ENDING, search_text
-from opik_semantic_metrics.answers.normalize import normal_forms
+from opik_semantic_metrics.answers.contains import (
+    NEGATIONS,
+    NO_CONTEXT,
+    STEM_MAX_ENDING,
+    Context,
+)
+from opik_semantic_metrics.answers.normalize import normal_forms, search_text
 from opik_semantic_metrics.answers.spelled_numbers import digits_for_words
 from opik_semantic_metrics.errors import ScorerError, shown
 from opik_semantic_metrics.inputs import is_finite_number
@@ -45,7 +50,7 @@ _NAME_GOLD_WORDS = 4
 
 
 def semantic_guard(
-    output: str, gold: str, context: frozenset[str] = frozenset()
+    output: str, gold: str, context: Context = NO_CONTEXT
 ) -> tuple[str | None, str] | None:
     """Why the semantic tier must not judge a pair, as ``(flag, note)``; ``None`` when it
     may. See the module docstring.

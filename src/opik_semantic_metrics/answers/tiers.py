@@ -45,30 +45,24 @@ that matches decides; its name is the result's ``method``:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import ClassVar, Literal
 
 from opik_semantic_metrics.answers.abstentions import DEFAULT_ABSTENTIONS as DEFAULT_ABSTENTIONS
-from opik_semantic_metrics.answers.abstentions import (
-    MAX_ABSTENTION_WORDS,
-    checked_abstentions,
-    declines,
-)
+from opik_semantic_metrics.answers.abstentions import MAX_ABSTENTION_WORDS, Abstentions
 from opik_semantic_metrics.answers.contains import (
     Containment,
+    Context,
     find_gold,
     gold_is_searchable,
     number_negated,
-    question_words,
     quoted_gold,
-    search_text,
     unit_as_gold,
 )
 from opik_semantic_metrics.answers.list_order import count_matched, order_matters
 from opik_semantic_metrics.answers.lists import python_value
-from opik_semantic_metrics.answers.normalize import normal_forms
+from opik_semantic_metrics.answers.normalize import normal_forms, search_text
 from opik_semantic_metrics.answers.numbers import (
     ParsedNumber,
     find_single_number,
@@ -88,16 +82,13 @@ from opik_semantic_metrics.answers.reading import check_answer_format as check_a
 from opik_semantic_metrics.answers.results import AnswerItem as AnswerItem
 from opik_semantic_metrics.answers.results import Case, Method, Outcome
 from opik_semantic_metrics.answers.results import MatchResult as MatchResult
-from opik_semantic_metrics.answers.similarity import (
-    DIGIT_RUN,
-    semantic_guard,
-    semantic_scores,
-)
+from opik_semantic_metrics.answers.semantic_tier import SemanticTier
+from opik_semantic_metrics.answers.similarity import DIGIT_RUN
 from opik_semantic_metrics.answers.similarity import KEYWORDS as KEYWORDS
 from opik_semantic_metrics.answers.similarity import SemanticScorer as SemanticScorer
 from opik_semantic_metrics.answers.similarity import keyword_coverage as keyword_coverage
 from opik_semantic_metrics.errors import InputError, shown
-from opik_semantic_metrics.inputs import check_flag, check_non_negative_number, is_finite_number
+from opik_semantic_metrics.inputs import check_flag, check_non_negative_number
 
 #: Largest absolute difference between equal numbers unless one is given (the matcher's and
 #: the AnswerMatch metric's default): 0.01, as in the MMESGBench answer analysis.
@@ -166,46 +157,21 @@ class AnswerMatcher:
                 )
         self.ordered = None if ordered is None else check_flag(ordered, "ordered")
         self.percent_as_fraction = check_flag(percent_as_fraction, "percent_as_fraction")
-        self.abstentions = checked_abstentions(abstentions)
-        self.abstention_patterns = check_flag(abstention_patterns, "abstention_patterns")
-        phrases = sorted({normal_forms(phrase).spaced for phrase in self.abstentions}, key=len)
-        if "" in phrases:
-            # An empty alternative in the pattern below would find an abstention in
-            # every text that has a word.
-            raise ValueError(
-                "Expected every abstention phrase to hold a word: punctuation alone "
-                '("-", "?") normalises to nothing.'
-            )
-        self._abstention_set = frozenset(phrases)
-        self._abstention_pattern = re.compile(
-            r"\b(?:" + "|".join(re.escape(phrase) for phrase in reversed(phrases)) + r")\b"
-        )
-        if semantic is not None and semantic != KEYWORDS and not callable(semantic):
-            raise ValueError(
-                f"Expected `semantic` to be None, {KEYWORDS!r} or a callable "
-                f"(output, reference) -> float, got {type(semantic).__name__}."
-            )
-        threshold = python_value(semantic_threshold)  # numpy.float32(0.5) too
-        if threshold is None and semantic == KEYWORDS:
-            threshold = 1.0
-        if semantic is not None and threshold is None:
-            raise ValueError("A semantic scorer needs a `semantic_threshold`.")
-        if semantic is None and threshold is not None:
-            # Most likely a `semantic=` forgotten: the semantic method would be off without a word.
-            raise ValueError("`semantic_threshold` is read only with a `semantic` scorer.")
-        self.semantic = semantic
-        self.semantic_threshold: float | None = None
-        if threshold is not None:
-            if not is_finite_number(threshold):
-                raise ValueError(
-                    f"Expected `semantic_threshold` to be a finite number, got {shown(threshold)}."
-                )
-            if semantic == KEYWORDS and not 0 < threshold <= 1:
-                raise ValueError(
-                    f"Keyword coverage lies in [0, 1]; expected a threshold in (0, 1], "
-                    f"got {threshold}."
-                )
-            self.semantic_threshold = threshold
+        self._declining = Abstentions(abstentions, abstention_patterns)
+        #: The abstention phrases, checked.
+        self.abstentions = self._declining.phrases
+        self.abstention_patterns = self._declining.patterns
+        self.semantic_tier = SemanticTier(semantic, semantic_threshold)
+
+    @property
+    def semantic(self) -> SemanticScorer | Literal["keywords"] | None:
+        """The semantic tier's scorer (``None``: the tier is off)."""
+        return self.semantic_tier.scorer
+
+    @property
+    def semantic_threshold(self) -> float | None:
+        """The least semantic score that matches."""
+        return self.semantic_tier.threshold
 
     # --- entry point ----------------------------------------------------------------
 
@@ -287,7 +253,7 @@ class AnswerMatcher:
         """
         results: list[MatchResult | list[Case]] = [self._rules(item) for item in items]
         waiting = [case for result in results if isinstance(result, list) for case in result]
-        scores = iter(self._semantic_scores(waiting))
+        scores = iter(self.semantic_tier.scores(waiting))
         finished = []
         for result in results:
             if isinstance(result, MatchResult):
@@ -305,12 +271,10 @@ class AnswerMatcher:
         answer_format = check_answer_format(item.answer_format)
         output = python_value(item.output)
         golds = [python_value(reference) for reference in item.references]
-        context = question_words(item.question)
-        for gold in golds:
-            if isinstance(gold, str) and len(golds) > 1:
-                context |= question_words(gold)
+        context = Context((item.question, *golds) if len(golds) > 1 else (item.question,))
         missing_output = missing_output_flag(output)
         answer = None if missing_output is not None else read_answer(output, "output")
+        abstained = answer is not None and self._declining.declined(answer.text, answer.forms)
         failures: list[MatchResult] = []
         waiting: list[Case] = []
         for reference in golds:
@@ -318,7 +282,7 @@ class AnswerMatcher:
             # The "None" format is MMESGBench's mark of a question with no answer, whatever
             # its gold cell holds ("None", "Not answerable", or left empty).
             gold_not_answerable = (
-                gold is None or answer_format == "None" or self._is_abstention_phrase(gold)
+                gold is None or answer_format == "None" or self._declining.is_phrase(gold.forms)
             )
             outcome = Outcome()
             if gold_not_answerable:
@@ -336,7 +300,6 @@ class AnswerMatcher:
                     outcome,
                     gold_not_answerable=gold_not_answerable,
                 )
-            abstained = self._abstains(answer)
             if abstained:
                 outcome.flags.append("output_abstained")
             case = Case(
@@ -352,14 +315,19 @@ class AnswerMatcher:
             matched = self._rule_tiers(case)
             if matched is not None:
                 return matched
-            if self._semantic_ready(case):
+            if self.semantic_tier.ready(case):
                 waiting.append(case)
             else:
                 failures.append(self._no_match(case))
         return waiting or _first_match(failures)
 
     def _rule_tiers(self, case: Case) -> MatchResult | None:
+        # A long output that opens by declining ("As an AI language model, I cannot
+        # ... However, it may be Paris.") does not stand behind what follows.
+        refused = case.abstained and case.answer.forms.spaced.count(" ") >= MAX_ABSTENTION_WORDS
         for method, tier in self._TIER_TABLE:
+            if refused and method in _ANSWERING_TIERS:
+                continue
             found = tier(self, case)
             if found is None:
                 continue
@@ -370,6 +338,12 @@ class AnswerMatcher:
                 case.outcome.flags.remove("output_abstained")
             return self._case_result(True, method, found, case)
         return None
+
+    def _semantic_decision(self, case: Case, score: float | None) -> MatchResult:
+        reason = self.semantic_tier.decide(case, score)
+        if reason is None:
+            return self._no_match(case)
+        return self._case_result(True, "semantic", reason, case)
 
     def _no_match(self, case: Case) -> MatchResult:
         if case.abstained:
@@ -419,8 +393,8 @@ class AnswerMatcher:
             return None  # an output that is one number is the numeric tier's
         scale = scale_named(case.question)
         gold_text = search_text(gold.text)
-        output_text = search_text(answer.text, footnotes=not DIGIT_RUN.search(gold_text))
-        output_forms, gold_forms = normal_forms(output_text), normal_forms(gold_text)
+        output_text, output_forms = answer.searched(not DIGIT_RUN.search(gold_text))
+        gold_forms = normal_forms(gold_text)
 
         def search(number: ParsedNumber | None) -> Containment:
             return find_gold(
@@ -514,62 +488,6 @@ class AnswerMatcher:
             f"({_quote(case.answer.text)})."
         )
 
-    # --- the semantic tier: after the rules, on every acceptable answer at once --------
-
-    def _semantic_ready(self, case: Case) -> bool:
-        """Whether the semantic tier may judge the case: a text answer, a gold with a
-        meaning to compare, and no guard against it (a negation on one side only, a
-        number or a name of the gold's missing from the output)."""
-        answer, gold, outcome = case.answer, case.gold, case.outcome
-        if self.semantic is None or case.abstained or case.gold_not_answerable or gold is None:
-            return False
-        if case.answer_format not in (None, "Str"):
-            return False
-        if gold.number is not None or gold.list_like or not answer.forms.joined:
-            return False
-        refusal = semantic_guard(answer.text, gold.text, case.context)
-        if refusal is not None:
-            flag, note = refusal
-            if flag is not None:
-                outcome.flags.append(flag)
-            outcome.notes.append(note)
-            return False
-        return True
-
-    def _semantic_scores(self, cases: Sequence[Case]) -> list[float | None]:
-        """The semantic score of each waiting case, in one call of the scorer."""
-        if not cases:
-            return []
-        semantic = self.semantic
-        if isinstance(semantic, str):  # KEYWORDS
-            return [
-                keyword_coverage(case.answer.forms.spaced.split(), case.gold.forms.spaced.split())  # type: ignore[union-attr]
-                for case in cases
-            ]
-        assert semantic is not None
-        pairs = [(case.answer.text, case.gold.text) for case in cases]  # type: ignore[union-attr]
-        return semantic_scores(semantic, pairs)
-
-    def _semantic_decision(self, case: Case, score: float | None) -> MatchResult:
-        outcome = case.outcome
-        keywords = isinstance(self.semantic, str)
-        kind = "keyword coverage" if keywords else "semantic score"
-        if score is None:
-            if keywords:
-                outcome.notes.append("the gold has no word longer than 3 characters to look for")
-            else:
-                outcome.flags.append("semantic_unreadable")
-                outcome.notes.append("the semantic scorer cannot read a word of the texts")
-            return self._no_match(case)
-        outcome.semantic_score = score
-        threshold = self.semantic_threshold
-        assert threshold is not None
-        if score >= threshold:
-            reason = f"The {kind} {score:.3f} reaches the threshold {threshold:g}."
-            return self._case_result(True, "semantic", reason, case)
-        outcome.notes.append(f"{kind} {score:.3f} below the threshold {threshold:g}")
-        return self._no_match(case)
-
     #: The rule tiers, in the order they are tried: the first that returns a reason
     #: decides, and its name is the result's ``method``; the semantic tier comes after.
     _TIER_TABLE: ClassVar[
@@ -631,20 +549,6 @@ class AnswerMatcher:
             output_abstained=case.abstained,
             gold_not_answerable=case.gold_not_answerable,
         )
-
-    def _is_abstention_phrase(self, answer: Answer) -> bool:
-        return (
-            answer.forms.spaced in self._abstention_set
-            or answer.forms.joined in self._abstention_set
-        )
-
-    def _abstains(self, answer: Answer) -> bool:
-        spaced = answer.forms.spaced
-        if spaced.count(" ") >= MAX_ABSTENTION_WORDS:
-            return False
-        if self._abstention_pattern.search(spaced) is not None:
-            return True
-        return self.abstention_patterns and declines(answer.text, spaced)
 
     def _tolerance_text(self) -> str:
         text = f"±{self.tolerance}"
