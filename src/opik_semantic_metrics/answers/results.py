@@ -34,7 +34,7 @@ class MatchResult:
             ``list_too_long``, ``list_too_deep``, ``list_too_many_items``,
             ``gold_negated``, ``second_answer``, ``output_too_long``,
             ``negation_mismatch``, ``gold_number_missing``, ``output_number_extra``,
-            ``gold_name_missing``, ``semantic_unreadable``.
+            ``other_name``, ``gold_name_missing``, ``semantic_unreadable``.
         matched_answer: The acceptable answer that matched (its text), or ``None``.
     """
 
