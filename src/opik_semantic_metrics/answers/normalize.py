@@ -264,16 +264,16 @@ def search_text(text: str, *, footnotes: bool = False) -> str:
     words (``"Becquerel1."``, ``"[2]"``; for outputs searched for a gold without digits).
 
     Example:
-        >>> search_text("The answer is Beyoncé's1.", footnotes=True)
-        ' answer is Beyonce.'
+        >>> search_text("It was Becquerel1, Beyoncé's friend.", footnotes=True)
+        'It was Becquerel, Beyonce friend.'
     """
     if not text.isascii():
         # Canonical decomposition only: "é" is "e" and a mark, but "²" stays "²".
         text = _COMBINING_MARK.sub("", unicodedata.normalize("NFD", text))
     if "&" in text:
         text = _AMPERSAND.sub(" and ", text)
-    if "'" in text or "\u2019" in text:
-        text = _POSSESSIVE.sub("", text)
     if footnotes:
         text = _FOOTNOTE.sub("", text)
+    if "'" in text or "\u2019" in text:
+        text = _POSSESSIVE.sub("", text)
     return digits_for_words(_THE.sub(" ", text))
