@@ -175,7 +175,10 @@ def question_words(text: str | None) -> frozenset[str]:
     return frozenset(forms.spaced.split()) | frozenset(forms.joined.split())
 
 
-_QUOTED = re.compile(r"[\"'\u201c\u2018]([^\"'\u201c\u201d\u2018\u2019]{1,40})[\"'\u201d\u2019]")
+#: A quoted phrase: not an apostrophe inside a word ("state's") on either side.
+_QUOTED = re.compile(
+    r"(?<!\w)[\"'\u201c\u2018]([^\"'\u201c\u201d\u2018\u2019]{1,40})[\"'\u201d\u2019](?!\w)"
+)
 
 
 def quoted_gold(output: str, gold_forms: NormalForms) -> bool:
@@ -330,7 +333,7 @@ def _find(
                 "second_answer",
             )
             continue
-        if _one_of_an_enumeration(output, gold_forms):
+        if _one_of_an_enumeration(output, gold_forms, context):
             return Containment(
                 False,
                 "the gold answer is one item of a list of answers in the output",
@@ -456,8 +459,9 @@ def _is_content(word: str) -> bool:
     return word not in ENGLISH_STOP_WORDS and word not in NEGATING_WORDS
 
 
-def _one_of_an_enumeration(output: str, gold_forms: NormalForms) -> bool:
-    """The output is a short list ("Paris, London") of which the gold is one item."""
+def _one_of_an_enumeration(output: str, gold_forms: NormalForms, context: Context) -> bool:
+    """The output is a short list ("Paris, London") of which the gold is one item, and
+    another item is not context ("China and North Korea" for a question naming China)."""
     text = prepare(output).rstrip(".!?")
     for reading in split_plain_list(text):
         if len(reading) < 2:
@@ -465,8 +469,15 @@ def _one_of_an_enumeration(output: str, gold_forms: NormalForms) -> bool:
         items = [normal_forms(item) for item in reading]
         if any(item.spaced.count(" ") >= _ENUMERATION_ITEM_WORDS for item in items):
             continue
-        others = [item for item in items if not item.equals(gold_forms)]
-        if len(others) < len(items) and all(map(_names_something, others)):
+        if not any(item.equals(gold_forms) for item in items):
+            continue
+        others = [
+            item
+            for item in items
+            if not item.equals(gold_forms)
+            and not all(word in context for word in item.spaced.split())
+        ]
+        if others and all(map(_names_something, others)):
             return True
     return False
 

@@ -33,6 +33,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--questions", default=None, help="question file, aligned")
     parser.add_argument(
+        "--acceptable-separator",
+        default=None,
+        metavar="SEP",
+        help="read each gold line as acceptable answers separated by SEP, any one of which "
+        "is right (e.g. '/' or '|'; default: each line is one gold answer)",
+    )
+    parser.add_argument(
         "--tolerance", type=float, default=0.01, help="largest difference of equal numbers"
     )
     parser.add_argument(
@@ -58,8 +65,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_json_option(parser)
 
 
+def _acceptable(gold: str, separator: str | None) -> tuple[str, ...]:
+    """A gold line's acceptable answers (the line itself without a separator)."""
+    if separator is None:
+        return (gold,)
+    answers = tuple(part.strip() for part in gold.split(separator) if part.strip())
+    return answers or (gold,)
+
+
 def run(args: argparse.Namespace) -> int:
-    from opik_semantic_metrics.answers.tiers import AnswerMatcher
+    from opik_semantic_metrics.answers.tiers import AnswerItem, AnswerMatcher
     from opik_semantic_metrics.errors import ScorerError
 
     optional = [path for path in (args.formats, args.questions) if path is not None]
@@ -71,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
     )
     questions = columns.pop(0) if args.questions is not None else [None] * len(answers)
     threshold = _semantic_threshold(args)
+    separator = args.acceptable_separator
+    if separator is not None and not separator.strip():
+        raise common.CliError("--acceptable-separator must hold a character that is not a space.")
     with common.refusals_as_cli_errors():
         matcher = AnswerMatcher(
             args.tolerance,
@@ -78,14 +96,20 @@ def run(args: argparse.Namespace) -> int:
             semantic=_semantic_scorer(args),
             semantic_threshold=threshold,
         )
-    results = []
-    for line, (answer, gold, form, question) in enumerate(
-        zip(answers, golds, formats, questions, strict=True), start=1
-    ):
-        try:
-            results.append(matcher.match(answer, gold, answer_format=form, question=question))
-        except (ValueError, ScorerError) as error:  # InputError too
-            raise common.CliError(f"line {line}: {error}") from error
+    items = [
+        AnswerItem(answer, _acceptable(gold, separator), form, question)
+        for answer, gold, form, question in zip(answers, golds, formats, questions, strict=True)
+    ]
+    try:
+        # One batch: the semantic tier's pairs go to the model together.
+        results = matcher.match_many(items)
+    except (ValueError, ScorerError):  # InputError too: find the line, to name it
+        for line, item in enumerate(items, start=1):
+            try:
+                matcher.match_many([item])
+            except (ValueError, ScorerError) as error:
+                raise common.CliError(f"line {line}: {error}") from error
+        raise
     matched = sum(result.matched for result in results)
     accuracy = matched / len(results)
     if args.json:
@@ -105,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
                     "line": line,
                     "score": float(result.matched),
                     "method": result.method,
+                    "matched_answer": result.matched_answer,
                     "reason": result.reason,
                     "flags": list(result.flags),
                     **(

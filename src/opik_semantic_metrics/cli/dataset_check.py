@@ -98,11 +98,12 @@ def check_dataset_input(
     ]
     one_of = ONE_OF_ARGUMENTS[metric]
     if one_of and not any(argument in columns or argument in names for argument in one_of):
-        missing = [" or ".join(one_of)]
+        missing.append(" or ".join(one_of))
     if missing:
+        first = missing[0].split(" or ")[0]
         raise CliError(
             f"No column for {', '.join(missing)} in {files[0]}: name it with --columns "
-            f"{missing[0].split(' or ')[0]}=COLUMN (its columns are {', '.join(names) or 'none'})."
+            f"{first}=COLUMN (its columns are {', '.join(names) or 'none'})."
         )
     return names
 
