@@ -125,3 +125,18 @@ def test_the_semantic_threshold_is_the_metrics_default():
     from opik_semantic_metrics.metrics.answer_match import BERTSCORE_MINILM_F1_THRESHOLD
 
     assert answer_match.MINILM_THRESHOLD == BERTSCORE_MINILM_F1_THRESHOLD
+
+
+def test_gold_lines_read_as_acceptable_answers_with_a_separator(capsys, tmp_path):
+    answers = write_lines(tmp_path / "answers.txt", ["It was Rudolf Nureyev.", "Baryshnikov"])
+    gold = write_lines(tmp_path / "gold.txt", ["Nuriev / Rudolf Nureyev", "Nuriev / Nureyev"])
+    arguments = ["answer-match", "-c", str(answers), "-r", str(gold), "--json"]
+    assert main([*arguments, "--acceptable-separator", "/"]) == 0
+    scores = json.loads(capsys.readouterr().out)["scores"]
+    assert [(row["score"], row["matched_answer"]) for row in scores] == [
+        (1.0, "Rudolf Nureyev"),
+        (0.0, None),
+    ]
+    # Without the separator each line is one gold answer, which the first output lacks.
+    assert main(arguments) == 0
+    assert [row["score"] for row in json.loads(capsys.readouterr().out)["scores"]] == [0.0, 0.0]

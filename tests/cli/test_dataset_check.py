@@ -8,6 +8,7 @@ import pytest
 
 from opik_semantic_metrics.cli.common import CliError
 from opik_semantic_metrics.cli.dataset_check import (
+    ONE_OF_ARGUMENTS,
     OPTIONAL_ARGUMENTS,
     REQUIRED_ARGUMENTS,
     check_column_arguments,
@@ -42,6 +43,8 @@ def test_a_directory_of_mixed_or_no_files_is_refused(tmp_path):
         ("mt,gold", "bertscore", {}, "No column for output, reference in .*mt, gold"),
         ("mt,ref", "comet", {"output": "mt"}, "No column for input in"),
         ("mt,ref", "semantic-match", {"output": "hyp"}, "no column 'hyp' \\(for 'output'\\)"),
+        # AnswerMatch reads a reference or acceptable answers: it needs one of them.
+        ("output,gold", "answer-match", {}, "No column for reference or acceptable_answers in"),
     ],
 )
 def test_a_missing_column_is_named_with_the_files_columns(
@@ -82,7 +85,14 @@ def test_the_required_arguments_are_the_catalogs():
         "bertscore": ("output", "reference"),
         "semantic-match": ("output", "reference"),
         "comet": ("input", "output"),
-        "answer-match": ("output", "reference"),
+        "answer-match": ("output",),
+    }
+    # AnswerMatch needs a reference or acceptable answers, one of them.
+    assert ONE_OF_ARGUMENTS == {
+        "bertscore": (),
+        "semantic-match": (),
+        "comet": (),
+        "answer-match": ("reference", "acceptable_answers"),
     }
 
 

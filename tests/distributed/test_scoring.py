@@ -317,6 +317,25 @@ def test_answer_match_rows_and_a_row_it_cannot_read():
     _check(scored.take_all(), expected, names=("answer_match",), error="answer_match_error")
 
 
+def test_answer_match_reads_a_list_column_of_acceptable_answers():
+    # Ray Data hands a list column to the actors as NumPy arrays; any one answer matches.
+    metric = AnswerMatch(track=False)
+    rows = [
+        {"id": 0, "output": "It was Rudolf Nureyev.", "answers": ["Nuriev", "Rudolf Nureyev"]},
+        {"id": 1, "output": "It was Baryshnikov.", "answers": ["Nuriev", "Rudolf Nureyev"]},
+        {"id": 2, "output": "Spiders have eight legs.", "answers": ["8"]},
+    ]
+    scored = score_dataset(
+        rows, metric, columns={"acceptable_answers": "answers"}, num_actors=1, batch_size=2
+    )
+    _check(
+        scored.take_all(),
+        {0: [1.0], 1: [0.0], 2: [1.0]},
+        names=("answer_match",),
+        error="answer_match_error",
+    )
+
+
 def test_a_fitted_semantic_match_travels_with_its_fit(stsb_pairs):
     pairs = stsb_pairs[60:90]
     metric = SemanticMatch(device="cpu", track=False).fit([b for _, b, _ in pairs])

@@ -425,3 +425,101 @@ def test_the_new_tiers_run_inside_opiks_evaluation_engine(metric):
         2: (1.0, "not_answerable"),
         3: (1.0, "numeric"),
     }
+
+
+# --- acceptable answers: any one of several right answers --------------------------------
+
+
+def test_acceptable_answers_any_one_matches_and_metadata_names_it(metric):
+    result = metric.score(
+        output="The dancer was Rudolf Nureyev.",
+        acceptable_answers=["Nuriev", "Rudolf Nureyev", "Nureyev"],
+    )
+    assert (result.value, result.metadata["method"]) == (1.0, "contains")
+    assert result.metadata["matched_answer"] == "Rudolf Nureyev"
+    assert result.metadata["acceptable_answers"] == 3
+    # A reference and acceptable answers together: the reference is tried first.
+    both = metric.score(output="Nureyev", reference="Nureyev", acceptable_answers=["Nuriev"])
+    assert (both.value, both.metadata["matched_answer"]) == (1.0, "Nureyev")
+    wrong = metric.score(output="Baryshnikov", acceptable_answers=["Nuriev", "Nureyev"])
+    assert (wrong.value, wrong.metadata["matched_answer"]) == (0.0, None)
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [["8", "eight"], ("8", "eight"), numpy.array(["8", "eight"]), "8"],
+    ids=["list", "tuple", "numpy", "one string"],
+)
+def test_acceptable_answers_come_as_a_list_tuple_array_or_one_text(metric, answers):
+    result = metric.score(output="Spiders have eight legs.", acceptable_answers=answers)
+    assert result.value == 1.0
+
+
+def test_a_python_list_reference_stays_one_list_answer(metric):
+    # The MMESGBench reading: all items, in any order, not any one of them.
+    assert metric.score(output="['b', 'a']", reference=["a", "b"]).value == 1.0
+    assert metric.score(output="a", reference=["a", "b"]).value == 0.0
+    assert metric.score(output="a", acceptable_answers=["a", "b"]).value == 1.0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({}, "neither was given"),
+        ({"acceptable_answers": []}, "neither was given"),
+        ({"acceptable_answers": {"a": 1}}, "list of answers"),
+        ({"acceptable_answers": ["x"] * 1001}, "at most 1000"),
+    ],
+)
+def test_no_answer_to_compare_against_is_a_named_failure(metric, arguments, message):
+    with pytest.raises(MetricComputationError, match=message):
+        metric.score(output="Paris", **arguments)
+
+
+def test_score_rows_reads_acceptable_answers_and_scores_semantics_in_one_batch(bertscore):
+    metric = AnswerMatch(semantic=bertscore, track=False)
+    calls = []
+    original = bertscore.score_batch
+
+    def counted(outputs, references):
+        calls.append(len(outputs))
+        return original(outputs, references)
+
+    bertscore.score_batch = counted
+    try:
+        rows = metric.score_rows(
+            {
+                "output": ["The session was postponed because the CEO was away.", "Paris", "8"],
+                "acceptable_answers": [
+                    ["The meeting moved because the CEO was travelling.", "It was delayed."],
+                    ["Paris", "City of Light"],
+                    ["eight"],
+                ],
+            }
+        )
+    finally:
+        del bertscore.score_batch
+    assert [row[0].metadata["method"] for row in rows] == ["semantic", "exact", "numeric"]
+    assert [row[0].value for row in rows] == [1.0, 1.0, 1.0]
+    # One call of the model for both acceptable answers of the one row that reached it.
+    assert calls == [2]
+
+
+def test_acceptable_answers_inside_opiks_evaluation_engine(metric):
+    items = [
+        {"id_": 0, "prediction": "It was Rudolf Nureyev.", "answers": ["Nuriev", "Rudolf Nureyev"]},
+        {"id_": 1, "prediction": "It was Baryshnikov.", "answers": ["Nuriev", "Rudolf Nureyev"]},
+        {"id_": 2, "prediction": "Spiders have eight legs.", "answers": ["8"]},
+    ]
+    result = opik.evaluate_on_dict_items(
+        items=items,
+        task=lambda item: {"output": item["prediction"]},
+        scoring_metrics=[metric],
+        scoring_key_mapping={"acceptable_answers": "answers"},
+        scoring_threads=4,
+    )
+    by_id = {
+        tr.test_case.dataset_item_content["id_"]: tr.score_results[0] for tr in result.test_results
+    }
+    assert {i: s.value for i, s in by_id.items()} == {0: 1.0, 1: 0.0, 2: 1.0}
+    assert by_id[0].metadata["matched_answer"] == "Rudolf Nureyev"
