@@ -174,7 +174,7 @@ def evaluate(
 def table(
     items: list[Judged], tallies: dict[tuple[str, str], Tally], names: list[str]
 ) -> Iterator[str]:
-    systems = sorted({item.system for item in items}) + ["all"]
+    systems = [*sorted({item.system for item in items}), "all"]
     header = f"{'system':<10} {'answers':>7} {'right%':>6}"
     for name in names:
         header += f" | {name + ' (agree FA FR)':<26}"
