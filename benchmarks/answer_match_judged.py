@@ -23,6 +23,9 @@ graded wrong):
 - ``+semantic`` (with ``--semantic``): AnswerMatch with its semantic tier on the packaged
   all-MiniLM-L6-v2 (BERTScore F1 at the calibrated threshold).
 
+With ``--similarity``, also the agreement of BERTScore F1 and of SemanticMatch alone, each
+at its best threshold on the same answers.
+
 Then AnswerMatch's answers per second, by the wall clock and per CPU second of the process
 (what the matching costs, whatever else the machine runs). ``--split``
 halves the questions by a hash of their text: ``dev`` and ``check`` are disjoint and the
@@ -189,10 +192,57 @@ def table(
         yield line
 
 
+#: Aliases per question scored by the similarity metrics (a few questions have dozens).
+SIMILARITY_ALIASES = 3
+
+
+def similarity_thresholds(items: list[Judged]) -> Iterator[str]:
+    """Agreement of a similarity score alone, thresholded: the highest score of each
+    answer over its question's first aliases, at the threshold (0.00 to 1.00, by 0.01)
+    that agrees best on these very answers, an optimistic figure."""
+    from opik_semantic_metrics.metrics.bertscore import BERTScore
+    from opik_semantic_metrics.metrics.semantic_match import SemanticMatch
+
+    pairs = [(k, item.answer, gold) for k, item in enumerate(items) for gold in item.golds]
+    pairs = [
+        (k, answer, gold)
+        for k, answer, gold in pairs
+        if items[k].golds.index(gold) < SIMILARITY_ALIASES
+    ]
+    metrics = {
+        "BERTScore F1": BERTScore(model="all-MiniLM-L6-v2", track=False),
+        "SemanticMatch": SemanticMatch(track=False),
+    }
+    for name, metric in metrics.items():
+        results = metric.score_batch([a for _, a, _ in pairs], [g for _, _, g in pairs])
+        best = [-1.0] * len(items)
+        for (k, _, _), result in zip(pairs, results, strict=True):
+            value = (result[0] if isinstance(result, list) else result).value
+            best[k] = max(best[k], value)
+        agreements = []
+        for step in range(101):
+            threshold = step / 100
+            agree = sum(
+                (score >= threshold) == item.correct
+                for score, item in zip(best, items, strict=True)
+            )
+            agreements.append((agree / len(items), threshold))
+        agreement, threshold = max(agreements)
+        yield (
+            f"{name} alone (MiniLM), best threshold {threshold:.2f}: "
+            f"{100 * agreement:.1f}% agreement"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="folder of EVOUNA-format JSON files")
     parser.add_argument("--semantic", action="store_true", help="also AnswerMatch + MiniLM")
+    parser.add_argument(
+        "--similarity",
+        action="store_true",
+        help="also a threshold on BERTScore F1 and on SemanticMatch alone (the best one)",
+    )
     parser.add_argument("--split", choices=("all", "dev", "check"), default="all")
     parser.add_argument("--show-errors", type=int, default=0, metavar="N")
     parser.add_argument("--errors-of", default="AnswerMatch", metavar="GRADER")
@@ -233,6 +283,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     if semantic_seconds is not None:
         print(f"+semantic: {len(items) / semantic_seconds:,.0f} answers/s (wall clock)")
+    if arguments.similarity:
+        for line in similarity_thresholds(items):
+            print(line)
     if arguments.show_errors:
         wrong = disagreements[arguments.errors_of]
         for item, graded in wrong[: arguments.show_errors]:
