@@ -428,9 +428,13 @@ def test_bad_bounds_are_refused(size, wait, idle, workers):
 #: Scored in a child process: a worker computes in PyTorch while the main thread waits in
 #: ``submit``; the parent sends the Ctrl-C once the child prints that this is so.
 _CTRL_C_CHILD = """
-import sys, threading, time
+import signal, sys, threading, time
 import torch
 from opik_semantic_metrics.batching.microbatch import MicroBatcher
+
+# Ctrl-C raises KeyboardInterrupt, as in a terminal, even where the test run inherited an
+# ignored SIGINT (a shell that starts it in the background): else the child ignores it.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 def main_thread_waits_in_submit():
     frame = sys._current_frames().get(threading.main_thread().ident)
