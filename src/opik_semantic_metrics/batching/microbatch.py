@@ -299,8 +299,8 @@ def _wait_for_answer(request: _Request[Any, Any]) -> None:
 
     Linux may hand a Ctrl-C to any thread of the process, often a worker's computing
     one; Python then only marks it, and a main thread asleep on a lock raises
-    ``KeyboardInterrupt`` when it wakes: after the batch (seen half the time, on the
-    test's 2-core machine). Waking every ``INTERRUPT_CHECK_S`` lets it raise at once.
+    ``KeyboardInterrupt`` when it wakes: after the batch (12 tries in 51 on a 2-core
+    machine). Waking every ``INTERRUPT_CHECK_S`` lets it raise at once.
     """
     if threading.current_thread() is threading.main_thread():
         while not request.finished.wait(INTERRUPT_CHECK_S):
