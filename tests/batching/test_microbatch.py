@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +31,15 @@ class SlowSquarer:
         if any(item < 0 for item in items):
             raise ValueError(f"negative item in {items}")
         return [item * item for item in items]
+
+
+def _wait_until(condition: Callable[[], bool]) -> None:
+    """Wait for a state of the batcher, rather than for a delay a busy machine outlasts; the
+    bound is only reached by a batcher that never gets there."""
+    deadline = time.monotonic() + 60.0
+    while not condition():
+        assert time.monotonic() < deadline, "the batcher never reached the state waited for"
+        time.sleep(0.001)
 
 
 def test_sixteen_threads_are_coalesced_and_each_gets_its_own_result():
@@ -137,9 +145,9 @@ def test_an_idle_worker_ends_and_the_next_queued_item_starts_another():
         release.clear()
         with ThreadPoolExecutor(2) as pool:
             running = pool.submit(batcher.submit, first)
-            time.sleep(0.05)
+            _wait_until(lambda: batcher._running == 1)
             queued = pool.submit(batcher.submit, first + 1)
-            time.sleep(0.05)
+            _wait_until(lambda: batcher._running == 2)  # a worker runs it
             release.set()
             return [running.result(), queued.result()]
 
@@ -167,7 +175,7 @@ def test_an_item_no_worker_can_be_started_for_is_run_by_its_caller():
     batcher = MicroBatcher(process)
     with ThreadPoolExecutor(1) as pool:
         running = pool.submit(batcher.submit, 1)  # a lone caller, still running
-        time.sleep(0.05)
+        _wait_until(lambda: batcher._running == 1)
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(threading.Thread, "start", refuse)
             # Queued behind the running call, its worker refused: run here instead.
@@ -226,9 +234,9 @@ def test_a_forked_child_starts_the_batcher_afresh_whatever_the_parent_was_doing(
     queue = context.Queue()
     with ThreadPoolExecutor(3) as pool:
         running = pool.submit(batcher.submit, 1)  # a lone caller, running
-        time.sleep(0.05)
+        _wait_until(lambda: batcher._running == 1)
         queued = pool.submit(batcher.submit, 2)  # queued, its worker waiting on process
-        time.sleep(0.05)
+        _wait_until(lambda: batcher._running == 2)
         holder = pool.submit(hold_the_lock)
         assert locked.wait(5.0)
         child = context.Process(target=_submit_in_child, args=(batcher, queue))
@@ -300,7 +308,7 @@ def test_a_failing_worker_setup_fails_the_queued_items_instead_of_hanging_them()
     # Daemon threads, so that a regression fails here instead of hanging the run.
     callers = [threading.Thread(target=outcome, args=(item,), daemon=True) for item in range(4)]
     callers[0].start()  # runs in its own thread (a lone caller): no setup
-    time.sleep(0.05)
+    _wait_until(lambda: batcher._running == 1)
     for caller in callers[1:]:
         caller.start()
         caller.join(timeout=5.0)
@@ -312,12 +320,6 @@ def test_a_failing_worker_setup_fails_the_queued_items_instead_of_hanging_them()
 
 class _Teardown(BaseException):
     """What tears a thread down (as SystemExit or KeyboardInterrupt would), not an error."""
-
-
-def _wait_until(condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + 5.0
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.001)
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
@@ -392,11 +394,11 @@ def test_a_second_worker_whose_setup_fails_wakes_the_first_to_run_its_items():
 
     callers = [threading.Thread(target=outcome, args=(item,), daemon=True) for item in range(3)]
     callers[0].start()  # a lone caller, held in process until released
-    time.sleep(0.05)
+    _wait_until(lambda: batcher._running == 1)
     callers[1].start()  # queued: the first worker runs it, then waits for more
     callers[1].join(timeout=5.0)
     callers[2].start()  # queued: starts the second worker, whose setup raises
-    callers[2].join(timeout=2.0)  # well inside idle_s: the first worker was woken
+    callers[2].join(timeout=10.0)  # a third of idle_s: the first worker was woken
     release.set()
     callers[0].join(timeout=5.0)
     assert outcomes == {0: 0, 1: 1, 2: 2} and len(setups) == 2
@@ -423,34 +425,84 @@ def test_bad_bounds_are_refused(size, wait, idle, workers):
         )
 
 
-@pytest.mark.skipif(not hasattr(os, "kill") or os.name != "posix", reason="needs POSIX signals")
+#: Scored in a child process: a worker computes in PyTorch while the main thread waits in
+#: ``submit``; the parent sends the Ctrl-C once the child prints that this is so.
+_CTRL_C_CHILD = """
+import signal, sys, threading, time
+import torch
+from opik_semantic_metrics.batching.microbatch import MicroBatcher
+
+# Ctrl-C raises KeyboardInterrupt, as in a terminal, even where the test run inherited an
+# ignored SIGINT (a shell that starts it in the background): else the child ignores it.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
+def main_thread_waits_in_submit():
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    names = []
+    while frame is not None:
+        names.append(frame.f_code.co_name)
+        frame = frame.f_back
+    return names[0] == "wait" and "submit" in names
+
+def process(items):
+    give_up = time.monotonic() + 60.0  # no Ctrl-C came, or it never stopped the main thread
+    while not main_thread_waits_in_submit() and time.monotonic() < give_up:
+        time.sleep(0.001)
+    product = torch.randn(300, 300)
+    print("computing", flush=True)
+    # Until Python has begun to exit, and on for 2 s: still in PyTorch as Python exits,
+    # however late the Ctrl-C arrives.
+    while threading.main_thread().is_alive() and time.monotonic() < give_up:
+        product = torch.tanh(product @ product)
+    if threading.main_thread().is_alive():
+        print("the main thread went on waiting", flush=True)
+    end = time.monotonic() + 2.0
+    while time.monotonic() < end:
+        product = torch.tanh(product @ product)
+    return items
+
+class SlowTeardown:
+    # Python's teardown takes 1 s, as a large program's does: a worker still in PyTorch
+    # then wakes inside it (through a quick teardown it may sleep, and not abort).
+    def __del__(self, sleep=time.sleep):
+        sleep(1.0)
+
+slow_teardown = SlowTeardown()
+batcher = MicroBatcher(process)
+batcher._last_batch_size = 2  # company seen: the item goes to a worker
+batcher.submit(1)
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
 def test_ctrl_c_while_a_worker_computes_exits_without_an_abort():
     """A Ctrl-C stops the caller waiting for its item while a worker is in PyTorch: Python
-    finalised around the worker, and PyTorch's C++ aborted the process (exit code 134)."""
-    program = textwrap.dedent(
-        """
-        import os, signal, threading, time
-        import torch
-        from opik_semantic_metrics.batching.microbatch import MicroBatcher
+    finalised around the worker, and PyTorch's C++ aborted the process (exit code 134).
 
-        def process(items):
-            product, end = torch.randn(300, 300), time.monotonic() + 3.0
-            while time.monotonic() < end:
-                product = torch.tanh(product @ product)
-            return items
-
-        batcher = MicroBatcher(process)
-        batcher._last_batch_size = 2  # company seen: the item goes to a worker
-        interrupt = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
-        interrupt.daemon = True
-        interrupt.start()
-        batcher.submit(1)
-        """
+    And a Ctrl-C that Linux handed to the worker's thread left the main thread waiting
+    until the batch ended. The Ctrl-C is sent from outside, as a terminal sends it, once
+    the child says its worker computes: after a fixed delay, on a busy machine, it could
+    land before the wait or after the computation."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CTRL_C_CHILD],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
-    finished = subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120
-    )
-    assert "in submit" in finished.stderr and "KeyboardInterrupt" in finished.stderr
-    assert "terminate called" not in finished.stderr
+    try:
+        assert child.stdout is not None
+        said = child.stdout.readline()  # blocks until the worker computes, or the child ends
+        if said == "computing\n":
+            child.send_signal(signal.SIGINT)  # as a terminal's Ctrl-C, from outside
+        printed, errors = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert said == "computing\n", errors
+    # Linux may hand the signal to the worker's thread: the main thread must still stop.
+    assert "went on waiting" not in printed, errors
+    assert "in submit" in errors and "KeyboardInterrupt" in errors, errors
+    assert "terminate called" not in errors, errors
     # Python ends an uncaught Ctrl-C by SIGINT; the abort was SIGABRT.
-    assert finished.returncode == -signal.SIGINT
+    assert child.returncode == -signal.SIGINT, errors

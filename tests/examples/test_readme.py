@@ -98,6 +98,8 @@ def test_the_offline_example_prints_each_pair_in_order_and_exits_at_once(minilm_
         assert [value for _, value in scores] == pytest.approx([f1, precision, recall], abs=6e-5)
     # Opik retried delivering its per-item traces for about 12 s before the process could
     # end. What is left is the interpreter's teardown, which takes seconds on a busy
-    # machine whatever the example does: measured beside it, with the same imports.
+    # machine whatever the example does: measured beside it, with the same imports. Two
+    # teardowns differ more the busier the machine, so the margin grows with the measured
+    # one; the retries (some 11 s more) stay above it while a teardown takes under 16 s.
     _, teardown_seconds = _run(_TEARDOWN_ONLY, environment, tmp_path)
-    assert exit_seconds < teardown_seconds + 3.0, (exit_seconds, teardown_seconds)
+    assert exit_seconds < 1.5 * teardown_seconds + 3.0, (exit_seconds, teardown_seconds)
