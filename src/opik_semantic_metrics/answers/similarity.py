@@ -128,18 +128,21 @@ def _stem_of(name: str, word: str) -> bool:
 
 
 def semantic_scores(scorer: SemanticScorer, pairs: Sequence[tuple[str, str]]) -> list[float | None]:
-    """The scorer on many ``(output, reference)`` pairs: in one call of its
-    ``score_pairs`` where it has one (a batch of forward passes), else pair by pair.
+    """The caller's scorer on many ``(output, reference)`` pairs: in one call of its
+    ``score_pairs`` where it has one (a batch of forward passes), else pair by pair. Each
+    score is finite, or ``None`` where the scorer cannot read the pair.
 
     Raises:
-        ScorerError: As :func:`semantic_score`.
+        ScorerError: The scorer raised (its exception is the cause), or returned
+            something that is not a finite number, or not one score a pair.
     """
-    score_pairs = getattr(scorer, "score_pairs", None)
-    if score_pairs is None:
-        return [semantic_score(scorer, output, reference) for output, reference in pairs]
     name = getattr(scorer, "__name__", type(scorer).__name__)
+    score_pairs = getattr(scorer, "score_pairs", None)
     try:
-        scores = list(score_pairs(pairs))
+        if score_pairs is None:
+            scores = [scorer(output, reference) for output, reference in pairs]
+        else:
+            scores = list(score_pairs(pairs))
     except ScorerError:
         raise
     except Exception as error:  # a caller's scorer may raise anything
@@ -159,27 +162,8 @@ def semantic_scores(scorer: SemanticScorer, pairs: Sequence[tuple[str, str]]) ->
 
 
 def semantic_score(scorer: SemanticScorer, output: str, reference: str) -> float | None:
-    """The caller's scorer on two texts: a finite score, or ``None`` where it cannot
-    read them.
-
-    Raises:
-        ScorerError: The scorer raised (its exception is the cause), or returned
-            something that is not a finite number.
-    """
-    name = getattr(scorer, "__name__", type(scorer).__name__)
-    try:
-        score = scorer(output, reference)
-    except ScorerError:
-        raise
-    except Exception as error:  # a caller's scorer may raise anything
-        raise ScorerError(
-            f"the semantic scorer {name} failed: {type(error).__name__}: {error}"
-        ) from error
-    if score is not None and not is_finite_number(score):
-        raise ScorerError(
-            f"the semantic scorer {name} returned {shown(score)}, not a finite score."
-        )
-    return None if score is None else float(score)
+    """:func:`semantic_scores` of one pair."""
+    return semantic_scores(scorer, [(output, reference)])[0]
 
 
 def negated(words: Sequence[str]) -> bool:

@@ -45,7 +45,7 @@ from opik_semantic_metrics.answers.reading import (
 from opik_semantic_metrics.answers.results import AnswerItem, MatchResult
 from opik_semantic_metrics.answers.similarity import KEYWORDS, SemanticScorer
 from opik_semantic_metrics.answers.tiers import DEFAULT_TOLERANCE, AnswerMatcher
-from opik_semantic_metrics.errors import ScorerError, shown
+from opik_semantic_metrics.errors import ScorerError
 from opik_semantic_metrics.inputs import is_finite_number
 from opik_semantic_metrics.metrics.base import PackageMetric
 from opik_semantic_metrics.metrics.bertscore import BERTScore
@@ -324,6 +324,8 @@ class SemanticAdapter:
         return [self._value(returned) for returned in score_batch(outputs, references)]
 
     def _value(self, returned: Any) -> float | None:
+        """The main score of what the metric returned (``None``: it cannot read the
+        texts); a result with no score is the scorer's failure, named."""
         if _reads_unknown_tokens(returned):
             return None
         value = _main_value(returned)
