@@ -43,7 +43,7 @@ import dataclasses
 import math
 import random
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -51,22 +51,23 @@ from typing import Any, Final
 
 import numpy as np
 import torch
-from numpy.typing import NDArray
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache
+from opik_semantic_metrics.batching.engine import EncoderEngine
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import (
     as_list,
     as_whole_number,
     check_positive_int,
-    finite_numbers,
     is_blank,
     item_name,
 )
+from opik_semantic_metrics.models.encoders import LoadedEncoder
 from opik_semantic_metrics.semantic.calibration import (
     DEFAULT_FOLDS,
     MIN_PAIRS,
     CalibrationReport,
+    check_human_scores,
     cross_validate,
     fit_combination,
 )
@@ -90,11 +91,12 @@ from opik_semantic_metrics.semantic.combine import (
     negation_unseen,
     rescale_by_baseline,
 )
-from opik_semantic_metrics.semantic.encoding import EncodingMixin
+from opik_semantic_metrics.semantic.encoding import SemanticEncoder, weighted_pieces
 from opik_semantic_metrics.semantic.encoding import TokenVectors as TokenVectors
 from opik_semantic_metrics.semantic.flips import flip_checks
 from opik_semantic_metrics.semantic.idf import SmoothedIdf
-from opik_semantic_metrics.semantic.levels import WordLevel, cosine, word_level
+from opik_semantic_metrics.semantic.levels import WeightedPieces, WordLevel, cosine, word_level
+from opik_semantic_metrics.semantic.pooling import PoolingConfig
 from opik_semantic_metrics.semantic.references import Reference as Reference
 from opik_semantic_metrics.semantic.references import checked_pairs
 from opik_semantic_metrics.semantic.references import reference_text as reference_text
@@ -163,29 +165,15 @@ class _Item:
         return (self.kept_output, self.kept_reference, self.clean_output, self.clean_reference)
 
 
-def _check_human_scores(human_scores: object, count: int) -> NDArray[np.float64]:
-    """Human scores, one finite real number per pair.
-
-    Raises:
-        ValueError: Not a list (or array) of as many finite numbers as there are pairs.
-    """
-    if isinstance(human_scores, str | bytes) or not isinstance(human_scores, Iterable):
-        raise ValueError(
-            f"Expected `human_scores` to be a list of numbers, got {type(human_scores).__name__}."
-        )
-    values = list(human_scores)
-    if len(values) != count:
-        raise ValueError(
-            f"Expected one human score per pair: {count} pairs but {len(values)} human scores."
-        )
-    scores = finite_numbers(values, "human_scores", "human score")
-    if scores.ndim != 1:
-        raise ValueError(f"Expected one number a pair in `human_scores`, got shape {scores.shape}.")
-    return scores
-
-
-class SemanticMatchEngine(EncodingMixin):
+class SemanticMatchEngine(
+    EncoderEngine[SemanticEncoder, tuple[str, Reference], SemanticMatchResult]
+):
     """The layered semantic score with a model loaded once and shared.
+
+    The engine holds a :class:`~opik_semantic_metrics.semantic.encoding.SemanticEncoder`
+    (:attr:`loaded`: the model, its pooling and vocabulary, which turn texts into
+    sentence embeddings and word-piece vectors) and adds the settings, the fitted state,
+    the cache and the scoring rules.
 
     Args:
         model: Hub id, local directory, or ``"all-MiniLM-L6-v2"`` (the packaged copy).
@@ -288,8 +276,36 @@ class SemanticMatchEngine(EncodingMixin):
             ),
             baseline_source="default" if self.fixed_baseline is None else "fixed",
         )
-        self._load_args = {"model": model, "trust_remote_code": trust_remote_code}
-        self._build(device, dtype, batch_size=batch_size, micro_batch_size=batch_size, cache=cache)
+        self._build(
+            device,
+            dtype,
+            lambda device, dtype: SemanticEncoder.load(
+                model, device=device, dtype=dtype, trust_remote_code=trust_remote_code
+            ),
+            batch_size=batch_size,
+            micro_batch_size=batch_size,
+            cache=cache,
+        )
+
+    @property
+    def encoder(self) -> LoadedEncoder:
+        """The shared model and tokenizer (the text encoder's)."""
+        return self.loaded.encoder
+
+    @property
+    def model_name(self) -> str:
+        """The model's name, as given."""
+        return self.loaded.encoder.name
+
+    @property
+    def pooling(self) -> PoolingConfig:
+        """The model's pooling configuration (the text encoder's)."""
+        return self.loaded.pooling
+
+    @property
+    def max_length(self) -> int:
+        """Token limit of a text, special tokens included (the text encoder's)."""
+        return self.loaded.max_length
 
     @property
     def active_combination(self) -> Combination:
@@ -320,7 +336,9 @@ class SemanticMatchEngine(EncodingMixin):
             reference_text(reference, item_name("reference", index, len(corpus)))
             for index, reference in enumerate(corpus)
         ]
-        token_ids = self._tokenize(texts, add_special_tokens=False, verbose=False)["input_ids"]
+        token_ids = self.loaded.tokenize(texts, add_special_tokens=False, verbose=False)[
+            "input_ids"
+        ]
         idf = SmoothedIdf.fit(token_ids)
         if self.fixed_baseline is not None:
             state = FittedState(idf, self.fixed_baseline, "fixed")
@@ -397,7 +415,7 @@ class SemanticMatchEngine(EncodingMixin):
                 a bad ``folds``.
         """
         outputs, joined_references = checked_pairs(candidates, references)
-        human = _check_human_scores(human_scores, len(outputs))
+        human = check_human_scores(human_scores, len(outputs))
         folds = check_positive_int(folds, "folds")
         if folds < 2:
             raise ValueError(f"Expected `folds` to be 2 or more, got {folds}.")
@@ -433,9 +451,72 @@ class SemanticMatchEngine(EncodingMixin):
                 :func:`~opik_semantic_metrics.input_files.read_json`), is not a saved
                 state, or is one fitted for another model.
         """
-        vocabulary_size = self._is_word_piece.numel()
-        self.state = read_state(path, self.model_name, vocabulary_size, self.fixed_baseline)
+        self.state = read_state(
+            path, self.model_name, self.loaded.vocabulary_size, self.fixed_baseline
+        )
         return self.state
+
+    # -- encodings ---------------------------------------------------------------------
+
+    def encode(self, texts: Sequence[str]) -> list[TextEncoding]:
+        """Sentence embeddings and word-piece vectors of texts, through the cache."""
+        return self._cached(texts)
+
+    def _isolated_vectors(self, piece_ids: list[int]) -> list[torch.Tensor]:
+        """Isolated word-piece vectors, cached by piece id."""
+        return self.cache.get_or_compute(
+            self.loaded.pieces_namespace,
+            [str(i) for i in piece_ids],
+            lambda keys: self.loaded.encode_pieces(keys, self.forward_batches),
+        )
+
+    def _weighted_pieces(
+        self, encodings: Sequence[TextEncoding], idf: SmoothedIdf
+    ) -> list[WeightedPieces]:
+        """The word level's input for each encoded (cleaned) text (``token_vectors``'s)."""
+        isolated = self._isolated_vectors if self.token_vectors == "isolated" else None
+        return weighted_pieces(encodings, idf, isolated)
+
+    def prepare(self, references: Sequence[Reference]) -> int:
+        """Encode a dataset's references into the embedding cache before scoring it.
+
+        One pass over the whole list, in length-sorted batches, of what scoring reads of
+        each reference (its raw and its cleaned text, cut where the model's limit cuts
+        them; with ``token_vectors="isolated"``, its word pieces too), so that scoring
+        its items encodes only their outputs. Scores are the same with or without it.
+        References scoring would not encode (blank, or nothing left once cleaned) are
+        skipped, by the same rule. The cache stays within its bound: where the
+        references do not all fit, the leading ones are kept and a warning says how many.
+
+        Args:
+            references: Per item, a reference string or a non-empty list of strings.
+
+        Returns:
+            How many distinct texts (raw and cleaned) are in the cache.
+
+        Raises:
+            InputError: Not a list, or an item :meth:`score` would refuse, named.
+        """
+        corpus = as_list(references, "references")
+        joined = [
+            reference_text(reference, item_name("reference", index, len(corpus)))
+            for index, reference in enumerate(corpus)
+        ]
+        texts = []
+        cleaned = []
+        for reference in dict.fromkeys(joined):
+            if is_blank(reference):
+                continue
+            clean = self.loaded.kept_clean_text(reference, self._stop_words)
+            if clean:
+                texts += [self.loaded.kept_part(reference), clean]
+                cleaned.append(clean)
+        kept = self._fill_cache(texts)
+        if self.token_vectors == "isolated":
+            # Their word pieces' isolated vectors, cached by piece id.
+            found = self._cache_lookup(cleaned)
+            self._weighted_pieces(list(found.values()), self.state.idf)
+        return kept
 
     # -- scoring -----------------------------------------------------------------------
 
@@ -459,7 +540,7 @@ class SemanticMatchEngine(EncodingMixin):
         # Over-long texts are read only as far as the token limit keeps (cleaned and
         # raw), once each however many items share them.
         texts = {*outputs, *joined_references}
-        kept_clean = {text: self._kept_clean_text(text, self._stop_words) for text in texts}
+        kept_clean = {text: self.loaded.kept_clean_text(text, self._stop_words) for text in texts}
         # Which answers are the same stop words is decided on the whole list, whatever the
         # cleaning: "No." against "no" is the same answer.
         content = {text: has_content(text, ENGLISH_STOP_WORDS) for text in texts}
@@ -471,7 +552,7 @@ class SemanticMatchEngine(EncodingMixin):
 
         def words_of(text: str) -> str:
             if text not in plain:
-                plain[text] = self._kept_clean_text(text, frozenset())
+                plain[text] = self.loaded.kept_clean_text(text, frozenset())
             return plain[text]
 
         items = []
@@ -484,9 +565,9 @@ class SemanticMatchEngine(EncodingMixin):
         to_score = [item for item in items if item.status == "scored"]
         kept_raw: dict[str, str] = {}
         for item in to_score:
-            item.kept_output = kept_raw.setdefault(item.output, self._kept_part(item.output))
+            item.kept_output = kept_raw.setdefault(item.output, self.loaded.kept_part(item.output))
             item.kept_reference = kept_raw.setdefault(
-                item.reference, self._kept_part(item.reference)
+                item.reference, self.loaded.kept_part(item.reference)
             )
         needed = list(dict.fromkeys(text for item in to_score for text in item.encoded_texts))
         encoded = dict(zip(needed, self.encode(needed), strict=True))
