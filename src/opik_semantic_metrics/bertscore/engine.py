@@ -207,14 +207,8 @@ class BERTScoreEngine(EncoderEngine[TokenEmbedder, tuple[str, Reference], BERTSc
                 trust_remote_code=trust_remote_code,
             )
 
-        self._build(
-            device,
-            dtype,
-            load,
-            batch_size=batch_size,
-            micro_batch_size=micro_batch_size,
-            cache=cache,
-        )
+        self._build(device, dtype, load, batch_size=batch_size,
+                    micro_batch_size=micro_batch_size, cache=cache)  # fmt: skip
         self.idf_table: IdfTable | None = None
         if idf_references is not None:
             self._fit_idf(idf_references, "idf_references")

@@ -225,14 +225,8 @@ class CometEngine(EncoderEngine[LoadedComet, Item, CometResult]):
     ) -> None:
         batch_size = check_positive_int(batch_size, "batch_size")
         name = checked_model_name(model)
-        self._build(
-            device,
-            dtype,
-            lambda device, dtype: load_comet(name, device, dtype),
-            batch_size=batch_size,
-            micro_batch_size=batch_size,
-            cache=cache,
-        )
+        self._build(device, dtype, lambda device, dtype: load_comet(name, device, dtype),
+                    batch_size=batch_size, micro_batch_size=batch_size, cache=cache)  # fmt: skip
 
     @property
     def model_name(self) -> str:

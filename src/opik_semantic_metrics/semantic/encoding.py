@@ -15,7 +15,7 @@ encoding); the engine owns the cache, the batching and the fitted state.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Final, Literal
+from typing import Final
 
 import torch
 
@@ -32,8 +32,8 @@ from opik_semantic_metrics.semantic.idf import SmoothedIdf
 from opik_semantic_metrics.semantic.levels import WeightedPieces
 from opik_semantic_metrics.semantic.pooling import PoolingConfig, pool, read_pooling_config
 from opik_semantic_metrics.semantic.results import TextEncoding
+from opik_semantic_metrics.semantic.settings import TokenVectors as TokenVectors
 
-TokenVectors = Literal["contextual", "isolated"]
 #: Word-piece markers that are not part of the piece's text (WordPiece, byte-level BPE,
 #: SentencePiece).
 _PIECE_MARKERS: Final = ("##", "\u0120", "\u2581")

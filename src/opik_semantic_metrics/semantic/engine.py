@@ -43,10 +43,9 @@ import dataclasses
 import math
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Final
 
 import numpy as np
@@ -73,26 +72,14 @@ from opik_semantic_metrics.semantic.calibration import (
 )
 from opik_semantic_metrics.semantic.cleaning import Cleaning, has_content, stop_words_of
 from opik_semantic_metrics.semantic.combine import (
-    DEFAULT_FLOOR,
-    DEFAULT_LONG_SENTENCES,
-    DEFAULT_LONG_WEIGHTS,
-    DEFAULT_NEGATION_PENALTY,
-    DEFAULT_NUMBER_PENALTY,
-    DEFAULT_SNAP,
-    DEFAULT_SOFTNESS,
-    DEFAULT_WEIGHTS,
     LEVEL_COLUMNS,
     MAX_PARAGRAPH_BASELINE,
-    RECIPE_FLOOR,
-    RECIPE_SNAP,
-    RECIPE_WEIGHTS,
     Combination,
     check_baseline,
     negation_unseen,
     rescale_by_baseline,
 )
 from opik_semantic_metrics.semantic.encoding import SemanticEncoder, weighted_pieces
-from opik_semantic_metrics.semantic.encoding import TokenVectors as TokenVectors
 from opik_semantic_metrics.semantic.flips import flip_checks
 from opik_semantic_metrics.semantic.idf import SmoothedIdf
 from opik_semantic_metrics.semantic.levels import WeightedPieces, WordLevel, cosine, word_level
@@ -104,32 +91,17 @@ from opik_semantic_metrics.semantic.results import DEFAULT_PARAGRAPH_BASELINE, u
 from opik_semantic_metrics.semantic.results import FittedState as FittedState
 from opik_semantic_metrics.semantic.results import SemanticMatchResult as SemanticMatchResult
 from opik_semantic_metrics.semantic.results import TextEncoding as TextEncoding
+from opik_semantic_metrics.semantic.settings import BASELINE_PAIRS as BASELINE_PAIRS
+from opik_semantic_metrics.semantic.settings import RECIPE_SETTINGS as RECIPE_SETTINGS
+from opik_semantic_metrics.semantic.settings import TOKEN_VECTOR_MODES, SemanticMatchSettings
+from opik_semantic_metrics.semantic.settings import TokenVectors as TokenVectors
 from opik_semantic_metrics.semantic.state_file import read_state, write_state
 from opik_semantic_metrics.semantic.statuses import Status as Status
 from opik_semantic_metrics.semantic.statuses import text_status, unknown_words_status
 from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
 
-#: The layered semantic score's recipe, as engine (and metric) arguments: its weights
-#: (for texts of every length), hard floor, snap and whole stop-word list, without flip
-#: penalties.
-RECIPE_SETTINGS: Final[Mapping[str, Any]] = MappingProxyType(
-    {
-        "weights": RECIPE_WEIGHTS,
-        "floor": RECIPE_FLOOR,
-        "snap": RECIPE_SNAP,
-        "softness": 0.0,
-        "negation_penalty": 0.0,
-        "number_penalty": 0.0,
-        "long_weights": None,
-        "cleaning": "all_stop_words",
-    }
-)
 #: A word, as the flip checks count words to cut an over-long text.
 _WORD: Final = re.compile(r"\S+")
-#: How word-piece vectors can be made (see the module docstring).
-TOKEN_VECTOR_MODES: Final = ("contextual", "isolated")
-#: Random reference pairs whose mean cosine is the paragraph baseline.
-BASELINE_PAIRS: Final = 100
 
 
 @dataclass
@@ -176,42 +148,19 @@ class SemanticMatchEngine(
     the cache and the scoring rules.
 
     Args:
-        model: Hub id, local directory, or ``"all-MiniLM-L6-v2"`` (the packaged copy).
-        weights: Relative weights of the word, sentence and paragraph levels of
-            one-sentence texts.
-        floor: Where the output curve bends unrelated answers to 0 (see
-            :mod:`~opik_semantic_metrics.semantic.combine`).
-        snap: Scores at or above it become 1.0; ``None`` never snaps.
-        softness: Width of the curve's bend; 0 is the recipe's hard floor, under which
-            every raw score at or below ``floor`` scores exactly 0.
-        negation_penalty: Subtracted from the raw score where exactly one text negates
-            (see :mod:`~opik_semantic_metrics.semantic.flips`); 0 turns the check off.
-        number_penalty: Subtracted, times the share of the output's numbers the
-            reference does not state, from the raw score; 0 turns the check off.
-        long_weights: The weights of texts of ``long_sentences`` sentences or more (the
-            mean of the two texts' counts); between, the weights move linearly from
-            ``weights``. ``None``: ``weights`` for every length.
-        long_sentences: From how many sentences a pair takes ``long_weights``; 2 or more.
-        token_vectors: ``"contextual"`` or ``"isolated"`` word-piece vectors.
-        cleaning: ``"keep_negations"`` (default) or the recipe's ``"all_stop_words"``
-            (see :mod:`~opik_semantic_metrics.semantic.cleaning`).
-        paragraph_baseline: A fixed paragraph baseline; ``None`` fits it with
-            :meth:`fit` (0 until then).
-        baseline_pairs: Random reference pairs averaged for the fitted baseline.
-        seed: Seed of the random pairs, a whole number of 0 or more.
-        device: ``None`` picks CUDA when available, else the CPU.
-        dtype: Model weight type: float32 by default; ``"fast"`` is bfloat16 on GPUs and
-            CPUs with native bf16 (float16 on older GPUs, float32 on other CPUs); any
-            ``torch.dtype`` or its name.
-        batch_size: Most texts per forward pass on a CPU (on a GPU, up to
-            ``batch_size * 256`` padded tokens: ``batching/forward.py``), and most items in
-            the micro-batches of :meth:`score_one` at a time.
+        model: The model (:attr:`SemanticMatchSettings.model
+            <opik_semantic_metrics.semantic.settings.SemanticMatchSettings.model>`), over
+            ``settings``'s.
+        settings: The settings; ``None``: the defaults.
         cache: Where embeddings are kept; the process-wide cache by default.
-        trust_remote_code: Allow models with code in their Hub repository.
+        **changes: Settings by name, over ``settings``'s: any field of
+            :class:`~opik_semantic_metrics.semantic.settings.SemanticMatchSettings`, where
+            each is documented.
 
     Raises:
-        ValueError: A bad argument, or a sentence-transformers pipeline other than
+        ValueError: A bad setting, or a sentence-transformers pipeline other than
             Transformer, Pooling, Normalize.
+        TypeError: A change that names no setting.
         ModelUnavailableError: The model cannot be had.
 
     Example:
@@ -226,49 +175,37 @@ class SemanticMatchEngine(
 
     def __init__(
         self,
-        model: str = "all-MiniLM-L6-v2",
+        model: str | None = None,
         *,
-        weights: Sequence[float] = DEFAULT_WEIGHTS,
-        floor: float = DEFAULT_FLOOR,
-        snap: float | None = DEFAULT_SNAP,
-        softness: float = DEFAULT_SOFTNESS,
-        negation_penalty: float = DEFAULT_NEGATION_PENALTY,
-        number_penalty: float = DEFAULT_NUMBER_PENALTY,
-        long_weights: Sequence[float] | None = DEFAULT_LONG_WEIGHTS,
-        long_sentences: int = DEFAULT_LONG_SENTENCES,
-        token_vectors: TokenVectors = "contextual",
-        cleaning: Cleaning = "keep_negations",
-        paragraph_baseline: float | None = None,
-        baseline_pairs: int = BASELINE_PAIRS,
-        seed: int = 0,
-        device: str | torch.device | None = None,
-        dtype: str | torch.dtype | None = None,
-        batch_size: int = 64,
+        settings: SemanticMatchSettings | None = None,
         cache: EmbeddingCache | None = None,
-        trust_remote_code: bool = False,
+        **changes: Any,
     ) -> None:
-        self.combination = Combination.create(
-            weights, floor, snap, softness, negation_penalty, number_penalty,
-            long_weights, long_sentences,
-        )  # fmt: skip
+        if model is not None:
+            changes["model"] = model
+        #: The engine's settings, as given (checked below).
+        self.settings = settings = (settings or SemanticMatchSettings()).changed(**changes)
+        self.combination = settings.combination()
+        token_vectors = settings.token_vectors
         if token_vectors not in TOKEN_VECTOR_MODES:
             raise ValueError(
                 f"Expected `token_vectors` in {TOKEN_VECTOR_MODES}, got {token_vectors!r}."
             )
-        baseline_pairs = check_positive_int(baseline_pairs, "baseline_pairs")
-        batch_size = check_positive_int(batch_size, "batch_size")
+        self.baseline_pairs = check_positive_int(settings.baseline_pairs, "baseline_pairs")
+        batch_size = check_positive_int(settings.batch_size, "batch_size")
         self.token_vectors: TokenVectors = token_vectors
-        self._stop_words = stop_words_of(cleaning)
-        self.cleaning: Cleaning = cleaning
-        self.baseline_pairs = baseline_pairs
+        self._stop_words = stop_words_of(settings.cleaning)
+        self.cleaning: Cleaning = settings.cleaning
         # Checked now: a seed of None would draw other baseline pairs on every fit.
-        checked_seed = as_whole_number(seed)
-        if checked_seed is None or checked_seed < 0:
-            raise ValueError(f"Expected `seed` to be a whole number of 0 or more, got {seed!r}.")
-        self.seed = checked_seed
+        seed = as_whole_number(settings.seed)
+        if seed is None or seed < 0:
+            raise ValueError(
+                f"Expected `seed` to be a whole number of 0 or more, got {settings.seed!r}."
+            )
+        self.seed = seed
         self.fixed_baseline: float | None = None
-        if paragraph_baseline is not None:
-            self.fixed_baseline = check_baseline(paragraph_baseline)
+        if settings.paragraph_baseline is not None:
+            self.fixed_baseline = check_baseline(settings.paragraph_baseline)
         self.state = FittedState(
             idf=SmoothedIdf.uniform(),
             paragraph_baseline=(
@@ -276,16 +213,15 @@ class SemanticMatchEngine(
             ),
             baseline_source="default" if self.fixed_baseline is None else "fixed",
         )
-        self._build(
-            device,
-            dtype,
-            lambda device, dtype: SemanticEncoder.load(
-                model, device=device, dtype=dtype, trust_remote_code=trust_remote_code
-            ),
-            batch_size=batch_size,
-            micro_batch_size=batch_size,
-            cache=cache,
-        )
+
+        def load(device: torch.device, dtype: torch.dtype) -> SemanticEncoder:
+            remote_code = settings.trust_remote_code
+            return SemanticEncoder.load(
+                settings.model, device=device, dtype=dtype, trust_remote_code=remote_code
+            )
+
+        self._build(settings.device, settings.dtype, load, batch_size=batch_size,
+                    micro_batch_size=batch_size, cache=cache)  # fmt: skip
 
     @property
     def encoder(self) -> LoadedEncoder:
