@@ -66,13 +66,13 @@ def run(arm: str, pairs: int, long_share: float, device: str) -> dict[str, float
         lengths.MAX_LENGTH_RATIO = math.inf
     engine = metric.engine
     forward_lengths: list[list[int]] = []
-    forward_batch = engine._forward_batch
+    forward_batch = engine.loaded.forward_batch
 
     def recorded(id_lists, all_layers):
         forward_lengths.append([len(ids) for ids in id_lists])
         return forward_batch(id_lists, all_layers)
 
-    engine._forward_batch = recorded
+    engine.loaded.forward_batch = recorded
     batcher = engine.batcher
     batches_before, items_before = batcher.batches_run, batcher.items_run
     start = time.perf_counter()

@@ -83,16 +83,17 @@ def run_case(metric_name: str, mode: str, kind: str, megabytes: float) -> dict[s
     """One score() call on an over-long output, in this process."""
     from opik_semantic_metrics import COMET, BERTScore, SemanticMatch
 
+    # The object that decides whether over-long texts are read by their leading part.
     if metric_name == "bertscore":
         metric = BERTScore(model="all-MiniLM-L6-v2", track=False)
-        tokenizer_owner = metric.engine.text_encoder
+        owner, switch = metric.engine.text_encoder, "_cuts_long_texts"
     elif metric_name == "semantic_match":
         metric = SemanticMatch(track=False)
-        tokenizer_owner = metric.engine
+        owner, switch = metric.engine.loaded, "cuts_long_texts"
     else:
         metric = COMET(model=str(XCOMET), track=False)
-        tokenizer_owner = metric.engine.loaded.model.encoder.tokenizer
-    tokenizer_owner._cuts_long_texts = mode == "part"
+        owner, switch = metric.engine.loaded.model.encoder.tokenizer, "_cuts_long_texts"
+    setattr(owner, switch, mode == "part")
     arguments = {"input": "A short source."} if metric_name == "comet" else {}
     metric.score(output="A warm-up output.", reference="A warm-up reference.", **arguments)
     text = long_output(kind, megabytes)

@@ -75,13 +75,13 @@ def test_gpu_forward_passes_are_sized_by_tokens_and_give_the_cpu_scores(stsb_lis
     candidates, references = stsb_lists
     engine = BERTScoreEngine("all-MiniLM-L6-v2", device="cuda", cache=EmbeddingCache(0))
     rows: list[int] = []
-    forward = engine._forward_batch
+    forward = engine.loaded.forward_batch
 
     def counted(id_lists, all_layers):
         rows.append(len(id_lists))
         return forward(id_lists, all_layers)
 
-    engine._forward_batch = counted  # type: ignore[method-assign]
+    engine.loaded.forward_batch = counted  # type: ignore[method-assign]
     on_gpu = prf_table(engine.score(candidates, references))
     assert max(rows) > 64
     on_cpu = prf_table(

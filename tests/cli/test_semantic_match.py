@@ -102,10 +102,7 @@ def test_the_table_shows_the_penalties_the_reason_gives(capsys, tmp_path):
 
 def test_the_default_model_is_the_engines():
     # Written out in the command's module so that its --help need not import PyTorch.
-    import inspect
-
     from opik_semantic_metrics.cli import semantic_match
-    from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
+    from opik_semantic_metrics.semantic.settings import DEFAULTS
 
-    default = inspect.signature(SemanticMatchEngine).parameters["model"].default
-    assert default == semantic_match.DEFAULT_MODEL
+    assert DEFAULTS.model == semantic_match.DEFAULT_MODEL

@@ -365,9 +365,9 @@ def test_a_model_that_cannot_be_loaded_fails_when_the_metric_is_made(
 def test_unfitted_idf_fails_each_item_before_any_forward_pass(monkeypatch):
     metric = BERTScore(model="all-MiniLM-L6-v2", device="cpu", idf=True, track=False)
     passes = []
-    forward = metric.engine._forward
+    forward = metric.engine.loaded.forward
     monkeypatch.setattr(
-        metric.engine, "_forward", lambda *a, **k: passes.append(1) or forward(*a, **k)
+        metric.engine.loaded, "forward", lambda *a, **k: passes.append(1) or forward(*a, **k)
     )
     with pytest.raises(MetricComputationError, match="fit_idf"):
         metric.score(output="A dog.", reference="A dog runs.")

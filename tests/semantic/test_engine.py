@@ -122,8 +122,8 @@ def test_an_over_long_text_scores_as_if_it_were_tokenized_whole(minilm_path):
     ]
     reading_parts = SemanticMatchEngine(str(minilm_path), device="cpu", cache=EmbeddingCache())
     reading_whole = SemanticMatchEngine(str(minilm_path), device="cpu", cache=EmbeddingCache())
-    reading_whole._cuts_long_texts = False
-    assert reading_parts._cuts_long_texts
+    reading_whole.loaded.cuts_long_texts = False
+    assert reading_parts.loaded.cuts_long_texts
     results = reading_parts.score(texts, references)
     assert results == reading_whole.score(texts, references)
     # Stop words alone are read as they are (cleaning keeps them), cut as any long text.

@@ -15,7 +15,7 @@ languages) ship unchanged with this package, beside this module, with their MIT 
 model, the way bert_score's authors made theirs
 (``get_rescale_baseline/get_rescale_baseline.py``): lines of fewer than 32
 space-separated words, split at random into two halves that are paired, BERTScore
-without idf at every layer, averaged.
+without idf at every layer (:func:`score_all_layers`), averaged.
 """
 
 from __future__ import annotations
@@ -29,8 +29,13 @@ from pathlib import Path
 
 import torch
 
+from opik_semantic_metrics.batching.forward import ForwardBatches
+from opik_semantic_metrics.batching.memory import HalvingBatchSize
+from opik_semantic_metrics.bertscore.embedding import TextEmbedding, TokenEmbedder
+from opik_semantic_metrics.bertscore.idf import IdfTable
+from opik_semantic_metrics.bertscore.matching import match_pairs
 from opik_semantic_metrics.input_files import plain_name, read_csv_rows
-from opik_semantic_metrics.inputs import is_finite_number
+from opik_semantic_metrics.inputs import check_pairs, is_finite_number
 
 logger = logging.getLogger(__name__)
 
@@ -170,6 +175,41 @@ def baseline_pairs(
     random.Random(seed).shuffle(order)
     half = len(kept) // 2
     return [kept[i] for i in order[:half]], [kept[i] for i in order[half : 2 * half]]
+
+
+def score_all_layers(
+    embedder: TokenEmbedder,
+    candidates: list[str],
+    references: list[str],
+    *,
+    idf_table: IdfTable | None,
+    batches: ForwardBatches,
+    match_batch_size: HalvingBatchSize,
+) -> torch.Tensor:
+    """P, R, F of each pair at every layer from 0 to the embedder's: ``(layers, 3, pairs)``.
+
+    Raw scores, with token weights from ``idf_table`` (uniform where it is ``None``);
+    forward passes in ``batches``, matches in length-sorted batches of
+    ``match_batch_size`` pairs that halve on out of memory, as every score's. Layers above
+    the embedder's were dropped at loading: load it at the last layer to score them all.
+    """
+    check_pairs(candidates, references)
+    unique = list(dict.fromkeys(candidates + references))
+    encoded = embedder.text_encoder.encode_many(unique)
+    layered = embedder.forward([item.ids for item in encoded], batches, all_layers=True)
+    weights = embedder.weights(encoded, idf_table)
+    pairs = list(zip(candidates, references, strict=True))
+    scores = []
+    for layer in range(embedder.encoder.layer + 1):
+        at_layer = {
+            text: TextEmbedding(item, embeddings[layer], text_weights)
+            for text, item, embeddings, text_weights in zip(
+                unique, encoded, layered, weights, strict=True
+            )
+        }
+        layer_scores, _, _ = match_pairs(pairs, at_layer, match_batch_size)
+        scores.append(layer_scores.T)
+    return torch.stack(scores)
 
 
 def compute_baseline(

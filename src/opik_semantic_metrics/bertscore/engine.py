@@ -16,19 +16,21 @@ import torch
 import transformers
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache
-from opik_semantic_metrics.bertscore.all_layers import AllLayersMixin
+from opik_semantic_metrics.batching.engine import EncoderEngine
 from opik_semantic_metrics.bertscore.baseline import (
     Baseline,
+    compute_baseline,
     packaged_baseline_path,
     read_baseline,
+    score_all_layers,
 )
 from opik_semantic_metrics.bertscore.embedding import Reference as Reference
-from opik_semantic_metrics.bertscore.embedding import TextEmbedding
+from opik_semantic_metrics.bertscore.embedding import TextEmbedding, TokenEmbedder
 from opik_semantic_metrics.bertscore.idf import IdfTable, fit_idf
 from opik_semantic_metrics.bertscore.matching import best_reference_index, match_pairs
 from opik_semantic_metrics.bertscore.results import BERTScoreResult as BERTScoreResult
 from opik_semantic_metrics.bertscore.results import TokenMatch as TokenMatch
-from opik_semantic_metrics.bertscore.tokenize import EncodedText
+from opik_semantic_metrics.bertscore.tokenize import EncodedText, TextEncoder
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import (
     as_list,
@@ -39,6 +41,7 @@ from opik_semantic_metrics.inputs import (
     item_name,
     reference_texts,
 )
+from opik_semantic_metrics.models.encoders import LoadedEncoder
 from opik_semantic_metrics.models.layers import checked_layer
 from opik_semantic_metrics.models.registry import bertscore_layer, default_model_for_lang
 from opik_semantic_metrics.models.sources import (
@@ -95,9 +98,14 @@ def _resolved_model(
     return model, lang, source, num_layers
 
 
-class BERTScoreEngine(AllLayersMixin):
+class BERTScoreEngine(EncoderEngine[TokenEmbedder, tuple[str, Reference], BERTScoreResult]):
     """BERTScore with a model loaded once per process, when the engine is built, and
     shared (the encoder engines' skeleton: ``batching/engine.py``).
+
+    The engine holds a :class:`~opik_semantic_metrics.bertscore.embedding.TokenEmbedder`
+    (:attr:`loaded`: the model and its tokenization, which turn texts into token
+    embeddings) and adds the settings, the idf table, the cache of references and the
+    matching.
 
     Args:
         model: Hub id, local directory or ``all-MiniLM-L6-v2``. ``None`` follows bert_score:
@@ -185,18 +193,22 @@ class BERTScoreEngine(AllLayersMixin):
         self.baseline_path = Path(baseline_path) if baseline_path is not None else None
         self.custom_baseline = baseline_path is not None
         self.use_fast_tokenizer = use_fast_tokenizer
-        self._load_args = {
-            "model": model,
-            "layer": num_layers,
-            "use_fast_tokenizer": use_fast_tokenizer,
-            "trust_remote_code": trust_remote_code,
-        }
         self.baseline: Baseline | None = None
         if rescale_with_baseline:
             self.baseline = self._read_baseline(model, lang, num_layers)
-        self._build(
-            device, dtype, batch_size=batch_size, micro_batch_size=micro_batch_size, cache=cache
-        )
+
+        def load(device: torch.device, dtype: torch.dtype) -> TokenEmbedder:
+            return TokenEmbedder.load(
+                model,
+                num_layers,
+                device=device,
+                dtype=dtype,
+                use_fast_tokenizer=use_fast_tokenizer,
+                trust_remote_code=trust_remote_code,
+            )
+
+        self._build(device, dtype, load, batch_size=batch_size,
+                    micro_batch_size=micro_batch_size, cache=cache)  # fmt: skip
         self.idf_table: IdfTable | None = None
         if idf_references is not None:
             self._fit_idf(idf_references, "idf_references")
@@ -226,6 +238,16 @@ class BERTScoreEngine(AllLayersMixin):
             ) from error
 
     @property
+    def encoder(self) -> LoadedEncoder:
+        """The shared model and tokenizer (the token embedder's)."""
+        return self.loaded.encoder
+
+    @property
+    def text_encoder(self) -> TextEncoder:
+        """bert_score-faithful tokenization for this model (the token embedder's)."""
+        return self.loaded.text_encoder
+
+    @property
     def hash(self) -> str:
         """Reproducibility hash in bert_score's format (``get_hash``)."""
         text = (
@@ -239,6 +261,18 @@ class BERTScoreEngine(AllLayersMixin):
         return text
 
     # -- idf ---------------------------------------------------------------------------
+
+    def _check_idf_fitted(self) -> None:
+        if self.idf and self.idf_table is None:
+            raise InputError(
+                "idf weights are not fitted: call `fit_idf(references)` on your dataset's "
+                "references first (idf is a corpus-level statistic, never fitted per item)."
+            )
+
+    def _weights(self, encoded: Sequence[EncodedText]) -> list[torch.Tensor]:
+        """Token weights of each text: idf where the engine has it, else uniform."""
+        self._check_idf_fitted()
+        return self.loaded.weights(encoded, self.idf_table if self.idf else None)
 
     def fit_idf(self, references: Sequence[Reference]) -> IdfTable:
         """Fit idf weights on a reference corpus (lists of references are flattened).
@@ -272,6 +306,75 @@ class BERTScoreEngine(AllLayersMixin):
         ]
         self.idf_table = fit_idf(encoded.ids for encoded in self.text_encoder.encode_many(corpus))
         return self.idf_table
+
+    # -- embeddings --------------------------------------------------------------------
+
+    def prepare(self, references: Sequence[Reference]) -> int:
+        """Encode a dataset's references into the embedding cache before scoring it.
+
+        One pass over the whole list, in length-sorted batches, so that scoring its
+        items (per item from Opik's threads, or in lists) encodes only their candidates:
+        a few items at a time make small batches, the whole list makes full ones. Scores
+        are the same with or without it. The cache stays within its bound: where the
+        references do not all fit, the leading ones are kept and a warning says how
+        many (``EmbeddingCache.fill``).
+
+        Args:
+            references: Per item, a reference text or a non-empty list of them, as
+                :meth:`score` takes them; repeats are encoded once.
+
+        Returns:
+            How many distinct reference texts are in the cache.
+
+        Raises:
+            InputError: Not a list, or an item :meth:`score` would refuse, named.
+        """
+        items = as_list(references, "references")
+        texts = [
+            text
+            for index, item in enumerate(items)
+            for text in reference_texts(item, item_name("reference", index, len(items)))
+        ]
+        return self._fill_cache(texts)
+
+    def _embed(
+        self, texts: Sequence[str], *, cached: Sequence[str] = ()
+    ) -> dict[str, TextEmbedding]:
+        """Token ids, embeddings and weights of the distinct ``texts`` and ``cached`` texts.
+
+        Ids and embeddings of ``cached`` texts come from the process-wide cache, keyed on
+        the exact text and everything the embeddings depend on, so a reference is encoded
+        once per process whatever metric, item or experiment asks for it. ``texts`` are
+        not stored, but one that is cached already (an output equal to a reference) is
+        taken from the cache. The cache's misses and ``texts`` are encoded together, in
+        one list of forward passes, so that a micro-batch of a few items still makes
+        batches as large as it can. Weights depend on the engine's idf table and are
+        looked up afresh.
+        """
+        from_cache = list(dict.fromkeys(cached))
+        cached_set = set(from_cache)
+        fresh = [text for text in dict.fromkeys(texts) if text not in cached_set]
+        known = self._cache_lookup(fresh)
+        fresh = [text for text in fresh if text not in known]
+        fresh_values: list[tuple[EncodedText, torch.Tensor]] = []
+
+        def encode_with_fresh(missing: list[str]) -> list[tuple[EncodedText, torch.Tensor]]:
+            values = self._encode_uncached(missing + fresh)
+            fresh_values.extend(values[len(missing) :])
+            return values[: len(missing)]
+
+        cached_values = self._cached(from_cache, encode_with_fresh) if from_cache else []
+        if fresh and not fresh_values:  # every cached text was a hit
+            fresh_values = self._encode_uncached(fresh)
+        unique = from_cache + list(known) + fresh
+        computed = cached_values + list(known.values()) + fresh_values
+        weights = self._weights([encoded for encoded, _embeddings in computed])
+        return {
+            text: TextEmbedding(encoded=encoded, embeddings=embeddings, weights=text_weights)
+            for text, (encoded, embeddings), text_weights in zip(
+                unique, computed, weights, strict=True
+            )
+        }
 
     # -- scoring -----------------------------------------------------------------------
 
@@ -355,17 +458,13 @@ class BERTScoreEngine(AllLayersMixin):
                     reference_empty=best_reference.encoded.empty,
                     opposite_signs=bool(opposite_signs[start + best]),
                     best_reference=best,
-                    candidate_unknown_tokens=self._unknown_tokens(cand.encoded),
-                    reference_unknown_tokens=self._unknown_tokens(best_reference.encoded),
+                    candidate_unknown_tokens=self.loaded.unknown_tokens(cand.encoded),
+                    reference_unknown_tokens=self.loaded.unknown_tokens(best_reference.encoded),
                     best_match=best_match,
                     worst_match=worst_match,
                 )
             )
         return results
-
-    def _unknown_tokens(self, encoded: EncodedText) -> int:
-        unknown = self.encoder.tokenizer.unk_token_id  # None for byte-level BPE: no unknowns
-        return 0 if unknown is None else encoded.ids.count(unknown)
 
     def score_one(self, candidate: str, reference: Reference) -> BERTScoreResult:
         """Score one pair, batched with the pairs other threads score at the same time.
@@ -413,6 +512,34 @@ class BERTScoreEngine(AllLayersMixin):
         best = token_match(int(counted[int(similarities.argmax())]))
         worst = token_match(int(counted[int(similarities.argmin())]))
         return best, worst
+
+    # -- every layer -------------------------------------------------------------------
+
+    def score_all_layers(self, candidates: list[str], references: list[str]) -> torch.Tensor:
+        """P, R, F at every layer from 0 to the engine's layer: ``(layers, 3, pairs)``.
+
+        Raw scores with this engine's token weights; layers above the engine's layer were
+        dropped at loading, so build the engine with the last layer to score them all
+        (:func:`~opik_semantic_metrics.bertscore.baseline.score_all_layers`).
+        """
+        self._check_idf_fitted()
+        return score_all_layers(
+            self.loaded,
+            candidates,
+            references,
+            idf_table=self.idf_table if self.idf else None,
+            batches=self.forward_batches,
+            match_batch_size=self.match_batch_size,
+        )
+
+    def compute_baseline(self, lines: Sequence[str], *, seed: int = 0) -> list[Baseline]:
+        """Per-layer baselines of this engine's model from a text corpus.
+
+        See :func:`opik_semantic_metrics.bertscore.baseline.compute_baseline`; save the
+        result with :func:`~opik_semantic_metrics.bertscore.baseline.write_baseline` and
+        pass the file as ``baseline_path``.
+        """
+        return compute_baseline(self.score_all_layers, lines, seed=seed)
 
     # -- inspection --------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ import torch
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache
 from opik_semantic_metrics.batching.engine import EncoderEngine
+from opik_semantic_metrics.batching.forward import ForwardBatches
 from opik_semantic_metrics.comet.checkpoint import (
     DEFAULT_MODEL,
     FAITHFUL_TO_COMET,
@@ -76,6 +77,26 @@ class LoadedComet:
     model: RegressionModel | UnifiedModel
     device: torch.device
     dtype: torch.dtype
+
+    @property
+    def cache_namespace(self) -> tuple[str | None, ...]:
+        """What a cached sentence embedding depends on besides its text."""
+        # Keyed by the weights file, not the directory: one directory can hold several
+        # checkpoints (epoch=1.ckpt, epoch=2.ckpt, ...) whose embeddings differ.
+        return (
+            "comet-sentence-embedding",
+            str(self.weights_path),
+            repr(self.hparams),
+            self.revision,
+            str(self.device),
+            str(self.dtype),
+        )
+
+    def encode_uncached(self, texts: list[str], batches: ForwardBatches) -> list[SentenceEmbedding]:
+        """Regression models' sentence embeddings (unified models encode no text alone)."""
+        if not isinstance(self.model, RegressionModel):
+            raise TypeError(f"{type(self.model).__name__} encodes joined texts, never one alone.")
+        return self.model.embed(texts, batches)
 
 
 # Loaded models per (weights file, device, dtype), and the LoadedComet of each spelling of
@@ -155,7 +176,7 @@ def _check_items(
     return checked
 
 
-class CometEngine(EncoderEngine[Item, CometResult]):
+class CometEngine(EncoderEngine[LoadedComet, Item, CometResult]):
     """COMET scores of translations, with a model loaded once per process, when the engine
     is built, and shared (the encoder engines' skeleton: ``batching/engine.py``).
 
@@ -203,11 +224,9 @@ class CometEngine(EncoderEngine[Item, CometResult]):
         cache: EmbeddingCache | None = None,
     ) -> None:
         batch_size = check_positive_int(batch_size, "batch_size")
-        self._model = checked_model_name(model)
-        self._build(device, dtype, batch_size=batch_size, micro_batch_size=batch_size, cache=cache)
-
-    def _load(self) -> None:
-        self.loaded = load_comet(self._model, self.device, self.dtype)
+        name = checked_model_name(model)
+        self._build(device, dtype, lambda device, dtype: load_comet(name, device, dtype),
+                    batch_size=batch_size, micro_batch_size=batch_size, cache=cache)  # fmt: skip
 
     @property
     def model_name(self) -> str:
@@ -323,26 +342,6 @@ class CometEngine(EncoderEngine[Item, CometResult]):
         if isinstance(model, UnifiedModel) or not texts:
             return 0
         return self._fill_cache(texts)
-
-    @property
-    def _cache_namespace(self) -> tuple[str | None, ...]:
-        # Keyed by the weights file, not the directory: one directory can hold several
-        # checkpoints (epoch=1.ckpt, epoch=2.ckpt, ...) whose embeddings differ.
-        return (
-            "comet-sentence-embedding",
-            str(self.loaded.weights_path),
-            repr(self.loaded.hparams),
-            self.revision,
-            str(self.loaded.device),
-            str(self.loaded.dtype),
-        )
-
-    def _encode_uncached(self, texts: list[str]) -> list[SentenceEmbedding]:
-        """Regression models' sentence embeddings (unified models encode no text alone)."""
-        model = self.loaded.model
-        if not isinstance(model, RegressionModel):
-            raise TypeError(f"{type(model).__name__} encodes joined texts, never one alone.")
-        return model.embed(texts, self.forward_batches)
 
     def score_one(self, source: str, translation: str, reference: str | None = None) -> CometResult:
         """Score one item, batched with the items other threads score at the same time.

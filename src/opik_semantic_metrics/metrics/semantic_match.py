@@ -44,20 +44,10 @@ from opik_semantic_metrics.metrics.reference_fit import ReferenceCounts, Referen
 from opik_semantic_metrics.models.devices import dtype_name
 from opik_semantic_metrics.semantic.calibration import DEFAULT_FOLDS, CalibrationReport
 from opik_semantic_metrics.semantic.cleaning import Cleaning
-from opik_semantic_metrics.semantic.combine import (
-    DEFAULT_FLOOR,
-    DEFAULT_LONG_SENTENCES,
-    DEFAULT_LONG_WEIGHTS,
-    DEFAULT_NEGATION_PENALTY,
-    DEFAULT_NUMBER_PENALTY,
-    DEFAULT_SNAP,
-    DEFAULT_SOFTNESS,
-    DEFAULT_WEIGHTS,
-)
-from opik_semantic_metrics.semantic.encoding import TokenVectors
 from opik_semantic_metrics.semantic.engine import SemanticMatchEngine
 from opik_semantic_metrics.semantic.references import reference_text
 from opik_semantic_metrics.semantic.results import FittedState, SemanticMatchResult
+from opik_semantic_metrics.semantic.settings import DEFAULTS, SemanticMatchSettings, TokenVectors
 from opik_semantic_metrics.semantic.statuses import Status
 
 _UNSCORED_REASONS: dict[Status, str] = {
@@ -88,7 +78,7 @@ class SemanticMatch(PackageMetric):
     near the top; see :mod:`opik_semantic_metrics.semantic.combine` for the formula.
     :meth:`calibrate` fits the weights, penalties and curve to pairs people have scored;
     ``SemanticMatch(**RECIPE_SETTINGS)`` (from
-    :mod:`opik_semantic_metrics.semantic.engine`) scores as the layered recipe does.
+    :mod:`opik_semantic_metrics.semantic.settings`) scores as the layered recipe does.
     Identical answers score 1.0 and unrelated ones near 0.0; a text of punctuation or symbols
     alone ("?", "✓") is no answer and scores 0.0, even against itself.
 
@@ -96,41 +86,17 @@ class SemanticMatch(PackageMetric):
     it weighs rare word pieces more (idf) and measures the paragraph baseline. Without
     it every piece weighs 1 and the baseline is 0, and the metadata says so.
 
+    Every argument but the last three below is a setting of the score (``model``,
+    ``weights``, ``floor``, ``snap``, ``token_vectors``, ``paragraph_baseline``,
+    ``device``, ``batch_size``, ``dtype``, ``softness``, ``cleaning``,
+    ``negation_penalty``, ``number_penalty``, ``long_weights``, ``long_sentences``), each
+    documented once, with its default (``DEFAULTS``), in
+    :class:`~opik_semantic_metrics.semantic.settings.SemanticMatchSettings`.
+
     Args:
-        model: Hub id, local directory, or ``"all-MiniLM-L6-v2"`` (the packaged offline
-            model, the default).
-        weights: Relative weights of the word, sentence and paragraph levels of
-            one-sentence texts (default (0.1, 0.1, 0.8); the recipe's are (0.4, 0.4, 0.2)).
-        floor: Where the output curve bends unrelated answers to 0 (default 0.25).
-        snap: Scores at or above it become 1.0 (default 0.99; ``None`` never snaps).
-        softness: Width of the curve's bend (default 0.15); 0 is the recipe's hard
-            floor, under which raw scores at or below ``floor`` all score exactly 0.
-        negation_penalty: Subtracted, times the share of the output's words in
-            sentences where exactly one of an aligned pair of sentences negates and times
-            how much of that the texts' plain cosine missed (none at 0.6 or below, all
-            from 0.8), from the raw score (default 0.15; 0 turns the check off).
-        number_penalty: Subtracted, times the share of the output's numbers its aligned
-            reference sentences do not state, from the raw score (default 0.2; 0 turns
-            it off).
-        long_weights: The weights of texts of ``long_sentences`` sentences or more
-            (default (0.65, 0.35, 0.0)); between, they move linearly from ``weights``;
-            ``None``: ``weights`` for every length.
-        long_sentences: From how many sentences (the mean of the two texts') a pair
-            takes ``long_weights`` (default 2).
-        token_vectors: ``"contextual"`` (default) or ``"isolated"`` word-piece vectors.
-        cleaning: ``"keep_negations"`` (default: "not", "no", "nor", "isn't"... stay in
-            the word and sentence levels) or the recipe's ``"all_stop_words"``.
-        paragraph_baseline: A fixed paragraph baseline instead of the fitted one.
-        device: ``"cpu"``, ``"cuda"``...; ``None`` picks CUDA when available. On a CPU, size
-            threads with ``OMP_NUM_THREADS`` before Python starts (the docs' "GPU and fast
-            mode" page).
         name: Metric name.
         track: Track the metric's calls in Opik.
         project_name: Opik project for the tracked calls.
-        batch_size: Most texts per forward pass, and most concurrent :meth:`score` calls
-            coalesced into one batch.
-        dtype: Model weight type: float32 by default; ``"fast"`` for bfloat16/float16
-            where the hardware has it (its deviation: ``docs/gpu-and-fast-mode.md``).
 
     Raises:
         ValueError: A bad argument.
@@ -146,44 +112,30 @@ class SemanticMatch(PackageMetric):
 
     def __init__(
         self,
-        model: str = "all-MiniLM-L6-v2",
-        weights: Sequence[float] = DEFAULT_WEIGHTS,
-        floor: float = DEFAULT_FLOOR,
-        snap: float | None = DEFAULT_SNAP,
-        token_vectors: TokenVectors = "contextual",
-        paragraph_baseline: float | None = None,
-        device: str | torch.device | None = None,
+        model: str = DEFAULTS.model,
+        weights: Sequence[float] = DEFAULTS.weights,
+        floor: float = DEFAULTS.floor,
+        snap: float | None = DEFAULTS.snap,
+        token_vectors: TokenVectors = DEFAULTS.token_vectors,
+        paragraph_baseline: float | None = DEFAULTS.paragraph_baseline,
+        device: str | torch.device | None = DEFAULTS.device,
         name: str = "semantic_match",
         track: bool = True,
         project_name: str | None = None,
         *,
-        batch_size: int = 64,
-        dtype: str | torch.dtype | None = None,
-        softness: float = DEFAULT_SOFTNESS,
-        cleaning: Cleaning = "keep_negations",
-        negation_penalty: float = DEFAULT_NEGATION_PENALTY,
-        number_penalty: float = DEFAULT_NUMBER_PENALTY,
-        long_weights: Sequence[float] | None = DEFAULT_LONG_WEIGHTS,
-        long_sentences: int = DEFAULT_LONG_SENTENCES,
+        batch_size: int = DEFAULTS.batch_size,
+        dtype: str | torch.dtype | None = DEFAULTS.dtype,
+        softness: float = DEFAULTS.softness,
+        cleaning: Cleaning = DEFAULTS.cleaning,
+        negation_penalty: float = DEFAULTS.negation_penalty,
+        number_penalty: float = DEFAULTS.number_penalty,
+        long_weights: Sequence[float] | None = DEFAULTS.long_weights,
+        long_sentences: int = DEFAULTS.long_sentences,
     ) -> None:
         super().__init__(name=name, track=track, project_name=project_name)
-        self.engine = SemanticMatchEngine(
-            model,
-            weights=weights,
-            floor=floor,
-            snap=snap,
-            softness=softness,
-            negation_penalty=negation_penalty,
-            number_penalty=number_penalty,
-            long_weights=long_weights,
-            long_sentences=long_sentences,
-            token_vectors=token_vectors,
-            cleaning=cleaning,
-            paragraph_baseline=paragraph_baseline,
-            device=device,
-            dtype=dtype,
-            batch_size=batch_size,
-        )
+        # Every constructor argument but the metric's own three is a setting, by name.
+        given = {key: value for key, value in self.settings.items() if key != "name"}
+        self.engine = SemanticMatchEngine(settings=SemanticMatchSettings(**given, device=device))
 
     # -- fitting -----------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -48,6 +49,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import rankdata
 
+from opik_semantic_metrics.inputs import finite_numbers
 from opik_semantic_metrics.semantic.combine import Combination
 
 #: Step of the weight grid: 231 weight triples.
@@ -64,6 +66,27 @@ DEFAULT_FOLDS: Final = 5
 MIN_PAIRS: Final = 30
 
 Array = NDArray[np.float64]
+
+
+def check_human_scores(human_scores: object, count: int) -> NDArray[np.float64]:
+    """Human scores, one finite real number per pair.
+
+    Raises:
+        ValueError: Not a list (or array) of as many finite numbers as there are pairs.
+    """
+    if isinstance(human_scores, str | bytes) or not isinstance(human_scores, Iterable):
+        raise ValueError(
+            f"Expected `human_scores` to be a list of numbers, got {type(human_scores).__name__}."
+        )
+    values = list(human_scores)
+    if len(values) != count:
+        raise ValueError(
+            f"Expected one human score per pair: {count} pairs but {len(values)} human scores."
+        )
+    scores = finite_numbers(values, "human_scores", "human score")
+    if scores.ndim != 1:
+        raise ValueError(f"Expected one number a pair in `human_scores`, got shape {scores.shape}.")
+    return scores
 
 
 @dataclass(frozen=True)

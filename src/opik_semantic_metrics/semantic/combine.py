@@ -200,20 +200,12 @@ class Combination:
 
     Build it with :meth:`create`, which checks the arguments and normalises the weights.
 
+    Its first eight fields are the same-named settings of
+    :class:`~opik_semantic_metrics.semantic.settings.SemanticMatchSettings`, where each is
+    documented, checked: ``weights`` and ``long_weights`` divided by their sum, the
+    numbers as floats.
+
     Attributes:
-        weights: Word, sentence and paragraph weights, summing to 1.
-        floor: Where the curve bends to 0; in ``[0, 1)``.
-        snap: Scores at or above it become 1.0; ``None`` never snaps.
-        softness: Width of the bend; 0 is the recipe's hard floor (raw scores at or
-            below the floor score exactly 0).
-        negation_penalty: Subtracted from the raw score where exactly one text negates.
-        number_penalty: Subtracted, times the share of the output's numbers the
-            reference does not state, from the raw score.
-        long_weights: Word, sentence and paragraph weights of texts of ``long_sentences``
-            sentences or more, summing to 1; ``None``: ``weights`` for every length.
-        long_sentences: From how many sentences (the mean of the two texts') a pair
-            takes ``long_weights``; between one sentence and that, the weights move
-            linearly from ``weights`` to ``long_weights``. 2 or more.
         aligned_flips: The flip checks compare each output sentence with its aligned
             reference sentence (see :mod:`~opik_semantic_metrics.semantic.flips`);
             ``False``: the whole texts, as calibrations saved before version 4 were fitted.

@@ -43,58 +43,47 @@ import dataclasses
 import math
 import random
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Final
 
 import numpy as np
 import torch
-from numpy.typing import NDArray
 
 from opik_semantic_metrics.batching.cache import EmbeddingCache
+from opik_semantic_metrics.batching.engine import EncoderEngine
 from opik_semantic_metrics.errors import InputError
 from opik_semantic_metrics.inputs import (
     as_list,
     as_whole_number,
     check_positive_int,
-    finite_numbers,
     is_blank,
     item_name,
 )
+from opik_semantic_metrics.models.encoders import LoadedEncoder
 from opik_semantic_metrics.semantic.calibration import (
     DEFAULT_FOLDS,
     MIN_PAIRS,
     CalibrationReport,
+    check_human_scores,
     cross_validate,
     fit_combination,
 )
 from opik_semantic_metrics.semantic.cleaning import Cleaning, has_content, stop_words_of
 from opik_semantic_metrics.semantic.combine import (
-    DEFAULT_FLOOR,
-    DEFAULT_LONG_SENTENCES,
-    DEFAULT_LONG_WEIGHTS,
-    DEFAULT_NEGATION_PENALTY,
-    DEFAULT_NUMBER_PENALTY,
-    DEFAULT_SNAP,
-    DEFAULT_SOFTNESS,
-    DEFAULT_WEIGHTS,
     LEVEL_COLUMNS,
     MAX_PARAGRAPH_BASELINE,
-    RECIPE_FLOOR,
-    RECIPE_SNAP,
-    RECIPE_WEIGHTS,
     Combination,
     check_baseline,
     negation_unseen,
     rescale_by_baseline,
 )
-from opik_semantic_metrics.semantic.encoding import EncodingMixin
-from opik_semantic_metrics.semantic.encoding import TokenVectors as TokenVectors
+from opik_semantic_metrics.semantic.encoding import SemanticEncoder, weighted_pieces
 from opik_semantic_metrics.semantic.flips import flip_checks
 from opik_semantic_metrics.semantic.idf import SmoothedIdf
-from opik_semantic_metrics.semantic.levels import WordLevel, cosine, word_level
+from opik_semantic_metrics.semantic.levels import WeightedPieces, WordLevel, cosine, word_level
+from opik_semantic_metrics.semantic.pooling import PoolingConfig
 from opik_semantic_metrics.semantic.references import Reference as Reference
 from opik_semantic_metrics.semantic.references import checked_pairs
 from opik_semantic_metrics.semantic.references import reference_text as reference_text
@@ -102,32 +91,17 @@ from opik_semantic_metrics.semantic.results import DEFAULT_PARAGRAPH_BASELINE, u
 from opik_semantic_metrics.semantic.results import FittedState as FittedState
 from opik_semantic_metrics.semantic.results import SemanticMatchResult as SemanticMatchResult
 from opik_semantic_metrics.semantic.results import TextEncoding as TextEncoding
+from opik_semantic_metrics.semantic.settings import BASELINE_PAIRS as BASELINE_PAIRS
+from opik_semantic_metrics.semantic.settings import RECIPE_SETTINGS as RECIPE_SETTINGS
+from opik_semantic_metrics.semantic.settings import TOKEN_VECTOR_MODES, SemanticMatchSettings
+from opik_semantic_metrics.semantic.settings import TokenVectors as TokenVectors
 from opik_semantic_metrics.semantic.state_file import read_state, write_state
 from opik_semantic_metrics.semantic.statuses import Status as Status
 from opik_semantic_metrics.semantic.statuses import text_status, unknown_words_status
 from opik_semantic_metrics.semantic.stopwords import ENGLISH_STOP_WORDS
 
-#: The layered semantic score's recipe, as engine (and metric) arguments: its weights
-#: (for texts of every length), hard floor, snap and whole stop-word list, without flip
-#: penalties.
-RECIPE_SETTINGS: Final[Mapping[str, Any]] = MappingProxyType(
-    {
-        "weights": RECIPE_WEIGHTS,
-        "floor": RECIPE_FLOOR,
-        "snap": RECIPE_SNAP,
-        "softness": 0.0,
-        "negation_penalty": 0.0,
-        "number_penalty": 0.0,
-        "long_weights": None,
-        "cleaning": "all_stop_words",
-    }
-)
 #: A word, as the flip checks count words to cut an over-long text.
 _WORD: Final = re.compile(r"\S+")
-#: How word-piece vectors can be made (see the module docstring).
-TOKEN_VECTOR_MODES: Final = ("contextual", "isolated")
-#: Random reference pairs whose mean cosine is the paragraph baseline.
-BASELINE_PAIRS: Final = 100
 
 
 @dataclass
@@ -163,67 +137,30 @@ class _Item:
         return (self.kept_output, self.kept_reference, self.clean_output, self.clean_reference)
 
 
-def _check_human_scores(human_scores: object, count: int) -> NDArray[np.float64]:
-    """Human scores, one finite real number per pair.
-
-    Raises:
-        ValueError: Not a list (or array) of as many finite numbers as there are pairs.
-    """
-    if isinstance(human_scores, str | bytes) or not isinstance(human_scores, Iterable):
-        raise ValueError(
-            f"Expected `human_scores` to be a list of numbers, got {type(human_scores).__name__}."
-        )
-    values = list(human_scores)
-    if len(values) != count:
-        raise ValueError(
-            f"Expected one human score per pair: {count} pairs but {len(values)} human scores."
-        )
-    scores = finite_numbers(values, "human_scores", "human score")
-    if scores.ndim != 1:
-        raise ValueError(f"Expected one number a pair in `human_scores`, got shape {scores.shape}.")
-    return scores
-
-
-class SemanticMatchEngine(EncodingMixin):
+class SemanticMatchEngine(
+    EncoderEngine[SemanticEncoder, tuple[str, Reference], SemanticMatchResult]
+):
     """The layered semantic score with a model loaded once and shared.
 
+    The engine holds a :class:`~opik_semantic_metrics.semantic.encoding.SemanticEncoder`
+    (:attr:`loaded`: the model, its pooling and vocabulary, which turn texts into
+    sentence embeddings and word-piece vectors) and adds the settings, the fitted state,
+    the cache and the scoring rules.
+
     Args:
-        model: Hub id, local directory, or ``"all-MiniLM-L6-v2"`` (the packaged copy).
-        weights: Relative weights of the word, sentence and paragraph levels of
-            one-sentence texts.
-        floor: Where the output curve bends unrelated answers to 0 (see
-            :mod:`~opik_semantic_metrics.semantic.combine`).
-        snap: Scores at or above it become 1.0; ``None`` never snaps.
-        softness: Width of the curve's bend; 0 is the recipe's hard floor, under which
-            every raw score at or below ``floor`` scores exactly 0.
-        negation_penalty: Subtracted from the raw score where exactly one text negates
-            (see :mod:`~opik_semantic_metrics.semantic.flips`); 0 turns the check off.
-        number_penalty: Subtracted, times the share of the output's numbers the
-            reference does not state, from the raw score; 0 turns the check off.
-        long_weights: The weights of texts of ``long_sentences`` sentences or more (the
-            mean of the two texts' counts); between, the weights move linearly from
-            ``weights``. ``None``: ``weights`` for every length.
-        long_sentences: From how many sentences a pair takes ``long_weights``; 2 or more.
-        token_vectors: ``"contextual"`` or ``"isolated"`` word-piece vectors.
-        cleaning: ``"keep_negations"`` (default) or the recipe's ``"all_stop_words"``
-            (see :mod:`~opik_semantic_metrics.semantic.cleaning`).
-        paragraph_baseline: A fixed paragraph baseline; ``None`` fits it with
-            :meth:`fit` (0 until then).
-        baseline_pairs: Random reference pairs averaged for the fitted baseline.
-        seed: Seed of the random pairs, a whole number of 0 or more.
-        device: ``None`` picks CUDA when available, else the CPU.
-        dtype: Model weight type: float32 by default; ``"fast"`` is bfloat16 on GPUs and
-            CPUs with native bf16 (float16 on older GPUs, float32 on other CPUs); any
-            ``torch.dtype`` or its name.
-        batch_size: Most texts per forward pass on a CPU (on a GPU, up to
-            ``batch_size * 256`` padded tokens: ``batching/forward.py``), and most items in
-            the micro-batches of :meth:`score_one` at a time.
+        model: The model (:attr:`SemanticMatchSettings.model
+            <opik_semantic_metrics.semantic.settings.SemanticMatchSettings.model>`), over
+            ``settings``'s.
+        settings: The settings; ``None``: the defaults.
         cache: Where embeddings are kept; the process-wide cache by default.
-        trust_remote_code: Allow models with code in their Hub repository.
+        **changes: Settings by name, over ``settings``'s: any field of
+            :class:`~opik_semantic_metrics.semantic.settings.SemanticMatchSettings`, where
+            each is documented.
 
     Raises:
-        ValueError: A bad argument, or a sentence-transformers pipeline other than
+        ValueError: A bad setting, or a sentence-transformers pipeline other than
             Transformer, Pooling, Normalize.
+        TypeError: A change that names no setting.
         ModelUnavailableError: The model cannot be had.
 
     Example:
@@ -238,49 +175,37 @@ class SemanticMatchEngine(EncodingMixin):
 
     def __init__(
         self,
-        model: str = "all-MiniLM-L6-v2",
+        model: str | None = None,
         *,
-        weights: Sequence[float] = DEFAULT_WEIGHTS,
-        floor: float = DEFAULT_FLOOR,
-        snap: float | None = DEFAULT_SNAP,
-        softness: float = DEFAULT_SOFTNESS,
-        negation_penalty: float = DEFAULT_NEGATION_PENALTY,
-        number_penalty: float = DEFAULT_NUMBER_PENALTY,
-        long_weights: Sequence[float] | None = DEFAULT_LONG_WEIGHTS,
-        long_sentences: int = DEFAULT_LONG_SENTENCES,
-        token_vectors: TokenVectors = "contextual",
-        cleaning: Cleaning = "keep_negations",
-        paragraph_baseline: float | None = None,
-        baseline_pairs: int = BASELINE_PAIRS,
-        seed: int = 0,
-        device: str | torch.device | None = None,
-        dtype: str | torch.dtype | None = None,
-        batch_size: int = 64,
+        settings: SemanticMatchSettings | None = None,
         cache: EmbeddingCache | None = None,
-        trust_remote_code: bool = False,
+        **changes: Any,
     ) -> None:
-        self.combination = Combination.create(
-            weights, floor, snap, softness, negation_penalty, number_penalty,
-            long_weights, long_sentences,
-        )  # fmt: skip
+        if model is not None:
+            changes["model"] = model
+        #: The engine's settings, as given (checked below).
+        self.settings = settings = (settings or SemanticMatchSettings()).changed(**changes)
+        self.combination = settings.combination()
+        token_vectors = settings.token_vectors
         if token_vectors not in TOKEN_VECTOR_MODES:
             raise ValueError(
                 f"Expected `token_vectors` in {TOKEN_VECTOR_MODES}, got {token_vectors!r}."
             )
-        baseline_pairs = check_positive_int(baseline_pairs, "baseline_pairs")
-        batch_size = check_positive_int(batch_size, "batch_size")
+        self.baseline_pairs = check_positive_int(settings.baseline_pairs, "baseline_pairs")
+        batch_size = check_positive_int(settings.batch_size, "batch_size")
         self.token_vectors: TokenVectors = token_vectors
-        self._stop_words = stop_words_of(cleaning)
-        self.cleaning: Cleaning = cleaning
-        self.baseline_pairs = baseline_pairs
+        self._stop_words = stop_words_of(settings.cleaning)
+        self.cleaning: Cleaning = settings.cleaning
         # Checked now: a seed of None would draw other baseline pairs on every fit.
-        checked_seed = as_whole_number(seed)
-        if checked_seed is None or checked_seed < 0:
-            raise ValueError(f"Expected `seed` to be a whole number of 0 or more, got {seed!r}.")
-        self.seed = checked_seed
+        seed = as_whole_number(settings.seed)
+        if seed is None or seed < 0:
+            raise ValueError(
+                f"Expected `seed` to be a whole number of 0 or more, got {settings.seed!r}."
+            )
+        self.seed = seed
         self.fixed_baseline: float | None = None
-        if paragraph_baseline is not None:
-            self.fixed_baseline = check_baseline(paragraph_baseline)
+        if settings.paragraph_baseline is not None:
+            self.fixed_baseline = check_baseline(settings.paragraph_baseline)
         self.state = FittedState(
             idf=SmoothedIdf.uniform(),
             paragraph_baseline=(
@@ -288,8 +213,35 @@ class SemanticMatchEngine(EncodingMixin):
             ),
             baseline_source="default" if self.fixed_baseline is None else "fixed",
         )
-        self._load_args = {"model": model, "trust_remote_code": trust_remote_code}
-        self._build(device, dtype, batch_size=batch_size, micro_batch_size=batch_size, cache=cache)
+
+        def load(device: torch.device, dtype: torch.dtype) -> SemanticEncoder:
+            remote_code = settings.trust_remote_code
+            return SemanticEncoder.load(
+                settings.model, device=device, dtype=dtype, trust_remote_code=remote_code
+            )
+
+        self._build(settings.device, settings.dtype, load, batch_size=batch_size,
+                    micro_batch_size=batch_size, cache=cache)  # fmt: skip
+
+    @property
+    def encoder(self) -> LoadedEncoder:
+        """The shared model and tokenizer (the text encoder's)."""
+        return self.loaded.encoder
+
+    @property
+    def model_name(self) -> str:
+        """The model's name, as given."""
+        return self.loaded.encoder.name
+
+    @property
+    def pooling(self) -> PoolingConfig:
+        """The model's pooling configuration (the text encoder's)."""
+        return self.loaded.pooling
+
+    @property
+    def max_length(self) -> int:
+        """Token limit of a text, special tokens included (the text encoder's)."""
+        return self.loaded.max_length
 
     @property
     def active_combination(self) -> Combination:
@@ -320,7 +272,9 @@ class SemanticMatchEngine(EncodingMixin):
             reference_text(reference, item_name("reference", index, len(corpus)))
             for index, reference in enumerate(corpus)
         ]
-        token_ids = self._tokenize(texts, add_special_tokens=False, verbose=False)["input_ids"]
+        token_ids = self.loaded.tokenize(texts, add_special_tokens=False, verbose=False)[
+            "input_ids"
+        ]
         idf = SmoothedIdf.fit(token_ids)
         if self.fixed_baseline is not None:
             state = FittedState(idf, self.fixed_baseline, "fixed")
@@ -397,7 +351,7 @@ class SemanticMatchEngine(EncodingMixin):
                 a bad ``folds``.
         """
         outputs, joined_references = checked_pairs(candidates, references)
-        human = _check_human_scores(human_scores, len(outputs))
+        human = check_human_scores(human_scores, len(outputs))
         folds = check_positive_int(folds, "folds")
         if folds < 2:
             raise ValueError(f"Expected `folds` to be 2 or more, got {folds}.")
@@ -433,9 +387,72 @@ class SemanticMatchEngine(EncodingMixin):
                 :func:`~opik_semantic_metrics.input_files.read_json`), is not a saved
                 state, or is one fitted for another model.
         """
-        vocabulary_size = self._is_word_piece.numel()
-        self.state = read_state(path, self.model_name, vocabulary_size, self.fixed_baseline)
+        self.state = read_state(
+            path, self.model_name, self.loaded.vocabulary_size, self.fixed_baseline
+        )
         return self.state
+
+    # -- encodings ---------------------------------------------------------------------
+
+    def encode(self, texts: Sequence[str]) -> list[TextEncoding]:
+        """Sentence embeddings and word-piece vectors of texts, through the cache."""
+        return self._cached(texts)
+
+    def _isolated_vectors(self, piece_ids: list[int]) -> list[torch.Tensor]:
+        """Isolated word-piece vectors, cached by piece id."""
+        return self.cache.get_or_compute(
+            self.loaded.pieces_namespace,
+            [str(i) for i in piece_ids],
+            lambda keys: self.loaded.encode_pieces(keys, self.forward_batches),
+        )
+
+    def _weighted_pieces(
+        self, encodings: Sequence[TextEncoding], idf: SmoothedIdf
+    ) -> list[WeightedPieces]:
+        """The word level's input for each encoded (cleaned) text (``token_vectors``'s)."""
+        isolated = self._isolated_vectors if self.token_vectors == "isolated" else None
+        return weighted_pieces(encodings, idf, isolated)
+
+    def prepare(self, references: Sequence[Reference]) -> int:
+        """Encode a dataset's references into the embedding cache before scoring it.
+
+        One pass over the whole list, in length-sorted batches, of what scoring reads of
+        each reference (its raw and its cleaned text, cut where the model's limit cuts
+        them; with ``token_vectors="isolated"``, its word pieces too), so that scoring
+        its items encodes only their outputs. Scores are the same with or without it.
+        References scoring would not encode (blank, or nothing left once cleaned) are
+        skipped, by the same rule. The cache stays within its bound: where the
+        references do not all fit, the leading ones are kept and a warning says how many.
+
+        Args:
+            references: Per item, a reference string or a non-empty list of strings.
+
+        Returns:
+            How many distinct texts (raw and cleaned) are in the cache.
+
+        Raises:
+            InputError: Not a list, or an item :meth:`score` would refuse, named.
+        """
+        corpus = as_list(references, "references")
+        joined = [
+            reference_text(reference, item_name("reference", index, len(corpus)))
+            for index, reference in enumerate(corpus)
+        ]
+        texts = []
+        cleaned = []
+        for reference in dict.fromkeys(joined):
+            if is_blank(reference):
+                continue
+            clean = self.loaded.kept_clean_text(reference, self._stop_words)
+            if clean:
+                texts += [self.loaded.kept_part(reference), clean]
+                cleaned.append(clean)
+        kept = self._fill_cache(texts)
+        if self.token_vectors == "isolated":
+            # Their word pieces' isolated vectors, cached by piece id.
+            found = self._cache_lookup(cleaned)
+            self._weighted_pieces(list(found.values()), self.state.idf)
+        return kept
 
     # -- scoring -----------------------------------------------------------------------
 
@@ -459,7 +476,7 @@ class SemanticMatchEngine(EncodingMixin):
         # Over-long texts are read only as far as the token limit keeps (cleaned and
         # raw), once each however many items share them.
         texts = {*outputs, *joined_references}
-        kept_clean = {text: self._kept_clean_text(text, self._stop_words) for text in texts}
+        kept_clean = {text: self.loaded.kept_clean_text(text, self._stop_words) for text in texts}
         # Which answers are the same stop words is decided on the whole list, whatever the
         # cleaning: "No." against "no" is the same answer.
         content = {text: has_content(text, ENGLISH_STOP_WORDS) for text in texts}
@@ -471,7 +488,7 @@ class SemanticMatchEngine(EncodingMixin):
 
         def words_of(text: str) -> str:
             if text not in plain:
-                plain[text] = self._kept_clean_text(text, frozenset())
+                plain[text] = self.loaded.kept_clean_text(text, frozenset())
             return plain[text]
 
         items = []
@@ -484,9 +501,9 @@ class SemanticMatchEngine(EncodingMixin):
         to_score = [item for item in items if item.status == "scored"]
         kept_raw: dict[str, str] = {}
         for item in to_score:
-            item.kept_output = kept_raw.setdefault(item.output, self._kept_part(item.output))
+            item.kept_output = kept_raw.setdefault(item.output, self.loaded.kept_part(item.output))
             item.kept_reference = kept_raw.setdefault(
-                item.reference, self._kept_part(item.reference)
+                item.reference, self.loaded.kept_part(item.reference)
             )
         needed = list(dict.fromkeys(text for item in to_score for text in item.encoded_texts))
         encoded = dict(zip(needed, self.encode(needed), strict=True))
