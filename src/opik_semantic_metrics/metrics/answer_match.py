@@ -45,7 +45,7 @@ from opik_semantic_metrics.answers.reading import (
 from opik_semantic_metrics.answers.results import AnswerItem, MatchResult
 from opik_semantic_metrics.answers.similarity import KEYWORDS, SemanticScorer
 from opik_semantic_metrics.answers.tiers import DEFAULT_TOLERANCE, AnswerMatcher
-from opik_semantic_metrics.errors import ScorerError
+from opik_semantic_metrics.errors import ScorerError, shown
 from opik_semantic_metrics.inputs import is_finite_number
 from opik_semantic_metrics.metrics.base import PackageMetric
 from opik_semantic_metrics.metrics.bertscore import BERTScore
