@@ -28,6 +28,7 @@ from PIL import Image, ImageDraw
 
 from tests.examples.example_modules import load_example
 from tests.examples.exit_timing import run_watching_opik
+from tests.test_repository_url import REPOSITORY_URL, colab_link
 
 captioning = load_example("captioning/captioning.py", "captioning_example")
 
@@ -223,8 +224,6 @@ def test_the_report_compares_the_experiments(captioner, items, metrics, tmp_path
 
 
 NOTEBOOK = captioning.Path(captioning.__file__).with_name("colab.ipynb")
-#: The project's repository as the notebook and the Colab badges name it.
-REPOSITORY_URL = "https://github.com/opik-semantic-metrics/opik-semantic-metrics"
 
 
 def _settings(notebook: dict) -> dict:
@@ -261,10 +260,7 @@ def test_the_colab_notebook_is_valid_python_with_its_settings_in_one_cell():
 
 def test_both_colab_badges_open_this_notebook():
     root = Path(__file__).resolve().parents[2]
-    colab = "https://colab.research.google.com/github/" + REPOSITORY_URL.removeprefix(
-        "https://github.com/"
-    )
-    link = f"{colab}/blob/main/examples/captioning/colab.ipynb"
+    link = colab_link(REPOSITORY_URL)
     for page in ("README.md", "docs/guides/examples.md"):
         badges = re.findall(
             r"\[!\[Open in Colab\]\([^)]+\)\]\(([^)]+)\)", (root / page).read_text("utf-8")
