@@ -66,10 +66,12 @@ print(json.dumps({"file": opik_semantic_metrics.__file__,
 """
 
 
-def _fresh_environment(folder: Path) -> tuple[str, str]:
+def _fresh_environment(folder: Path, *, own_pip: bool = True) -> tuple[str, str]:
     """A new virtual environment that sees this one's packages (the dependencies) after
-    its own: its python, and its site-packages."""
-    _run(sys.executable, "-m", "venv", str(folder))
+    its own: its python, and its site-packages. Without ``own_pip`` it has neither pip nor
+    setuptools of its own (venv's bundled setuptools is too old to build this project), and
+    uses this environment's."""
+    _run(sys.executable, "-m", "venv", *([] if own_pip else ["--without-pip"]), str(folder))
     python = str(folder / "bin" / "python")
     site_packages = _run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))")
     outer = [path for path in sys.path if path.endswith("site-packages")]
@@ -136,7 +138,7 @@ def test_a_clone_installs_editable_and_scores_offline(tmp_path):
     # the environment's setuptools builds it, with no index).
     clone = tmp_path / "clone"
     shutil.copytree(ROOT, clone, ignore=_NOT_THE_PROJECT)
-    python, _ = _fresh_environment(tmp_path / "venv")
+    python, _ = _fresh_environment(tmp_path / "venv", own_pip=False)
     _run(
         python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
         "--no-build-isolation", "-e", str(clone),
