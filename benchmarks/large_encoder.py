@@ -424,4 +424,7 @@ def report(args: argparse.Namespace, encoders: list[str], workloads: list[str]) 
 
 
 if __name__ == "__main__":
+    from cpu_header import print_cpu_header  # this folder: the script's own
+
+    print_cpu_header()
     main()

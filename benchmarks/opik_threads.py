@@ -68,4 +68,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from cpu_header import print_cpu_header  # this folder: the script's own
+
+    print_cpu_header()
     main()

@@ -1,5 +1,6 @@
 """What the release ships: every data file under the package is declared as package data,
-and the built sdist and wheel pass ``twine check`` and install with their data files."""
+the built sdist and wheel pass ``twine check`` and install with their data files, and the
+two installs the README leads with (a clone, a built wheel) score a pair offline."""
 
 from __future__ import annotations
 
@@ -53,6 +54,46 @@ print(json.dumps({
 }))
 """
 
+#: Run in the fresh environment: one pair scored with the packaged model, offline.
+_SCORE_PROBE = """
+import json
+import opik_semantic_metrics
+from opik_semantic_metrics import BERTScore
+f1, precision, recall = BERTScore(model="all-MiniLM-L6-v2", track=False).score(
+    output="A cat sits on the mat.", reference="A cat sat on the mat.")
+print(json.dumps({"file": opik_semantic_metrics.__file__,
+                  "prf": [precision.value, recall.value, f1.value]}))
+"""
+
+
+def _fresh_environment(folder: Path, *, own_pip: bool = True) -> tuple[str, str]:
+    """A new virtual environment that sees this one's packages (the dependencies) after
+    its own: its python, and its site-packages. Without ``own_pip`` it has neither pip nor
+    setuptools of its own (venv's bundled setuptools is too old to build this project), and
+    uses this environment's."""
+    _run(sys.executable, "-m", "venv", *([] if own_pip else ["--without-pip"]), str(folder))
+    python = str(folder / "bin" / "python")
+    site_packages = _run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))")
+    outer = [path for path in sys.path if path.endswith("site-packages")]
+    Path(site_packages.strip(), "outer.pth").write_text("\n".join(outer) + "\n", "utf-8")
+    return python, site_packages.strip()
+
+
+def _scored(python: str) -> tuple[Path, list[float]]:
+    """Where the environment imports the package from, and P, R, F1 of the probe pair."""
+    scored = json.loads(_run(python, "-c", _SCORE_PROBE).splitlines()[-1])
+    return Path(scored["file"]), scored["prf"]
+
+
+def _oracle_prf() -> list[float]:
+    from opik_semantic_metrics.models.sources import packaged_minilm_path
+    from tests.bert_score_oracle import minilm_prf
+
+    [row] = minilm_prf(
+        packaged_minilm_path(), ["A cat sits on the mat."], ["A cat sat on the mat."]
+    ).tolist()
+    return row
+
 
 @pytest.mark.slow
 def test_the_release_builds_passes_twine_and_installs_with_its_data(tmp_path):
@@ -69,16 +110,14 @@ def test_the_release_builds_passes_twine_and_installs_with_its_data(tmp_path):
     assert wheel.name.startswith("opik_semantic_metrics-") and wheel.name.endswith("-none-any.whl")
     twine = _run(sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel))
     assert twine.count("PASSED") == 2
-    # A fresh environment that sees this one's packages (the dependencies) after its own.
+    # The wheel's name, as the install guides write it.
+    for guide in ("README.md", "docs/install.md"):
+        assert f"dist/{wheel.name}[offline]" in (ROOT / guide).read_text("utf-8"), guide
     environment = tmp_path / "venv"
-    _run(sys.executable, "-m", "venv", str(environment))
-    python = str(environment / "bin" / "python")
-    site_packages = _run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))")
-    outer = [path for path in sys.path if path.endswith("site-packages")]
-    Path(site_packages.strip(), "outer.pth").write_text("\n".join(outer) + "\n", "utf-8")
+    python, site_packages = _fresh_environment(environment)
     _run(python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel))
     installed = json.loads(_run(python, "-c", _INSTALLED_PROBE).splitlines()[-1])
-    assert Path(installed["file"]).is_relative_to(site_packages.strip())
+    assert Path(installed["file"]).is_relative_to(site_packages)
     assert installed["typed"]
     assert installed["roberta"].startswith("LAYER,P,R,F")
     packaged = list((PACKAGE / "bertscore" / "rescale_baseline").rglob("*.tsv"))
@@ -86,11 +125,34 @@ def test_the_release_builds_passes_twine_and_installs_with_its_data(tmp_path):
     # The console script runs from the installed copy.
     helped = _run(str(environment / "bin" / "opik-semantic-metrics"), "--help")
     assert helped.startswith("usage: opik-semantic-metrics")
+    # It scores: bert_score's P, R and F1 on the packaged MiniLM, offline.
+    oracle = _oracle_prf()
+    imported, prf = _scored(python)
+    assert imported.is_relative_to(site_packages)
+    assert prf == pytest.approx(oracle, abs=1e-5)
+
+
+@pytest.mark.slow
+def test_a_clone_installs_editable_and_scores_offline(tmp_path):
+    # What the README leads with: `pip install -e .` in a clone (here a copy of this tree;
+    # the environment's setuptools builds it, with no index).
+    clone = tmp_path / "clone"
+    shutil.copytree(ROOT, clone, ignore=_NOT_THE_PROJECT)
+    python, _ = _fresh_environment(tmp_path / "venv", own_pip=False)
+    _run(
+        python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+        "--no-build-isolation", "-e", str(clone),
+    )  # fmt: skip
+    imported, prf = _scored(python)
+    assert imported == clone / "src" / "opik_semantic_metrics" / "__init__.py"
+    assert prf == pytest.approx(_oracle_prf(), abs=1e-5)
 
 
 def _run(*command: str) -> str:
     """Standard output of ``command``, run outside the source tree with no PYTHONPATH."""
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # Offline, as a user with no network: the packaged model needs none.
+    environment |= {"HF_HUB_OFFLINE": "1", "OPIK_TRACK_DISABLE": "true"}
     finished = subprocess.run(
         command, capture_output=True, text=True, env=environment, cwd="/", timeout=600
     )

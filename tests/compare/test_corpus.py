@@ -240,13 +240,13 @@ def test_system_score_settings_are_checked_when_the_function_is_made():
 
 
 def test_compare_takes_the_options_and_defaults_of_compare_systems():
-    # compare_results() reads Opik results, then hands its options on: one list of options, with
-    # one set of defaults, at both levels.
+    # compare_results() reads Opik results (which score, how items pair), then hands its
+    # options on: one list of options, with one set of defaults, at both levels.
     def options(function):
         return {
             name: parameter.default
             for name, parameter in inspect.signature(function).parameters.items()
-            if parameter.kind is parameter.KEYWORD_ONLY and name != "metric_name"
+            if parameter.kind is parameter.KEYWORD_ONLY and name not in ("metric_name", "key_field")
         }
 
     assert options(compare_results) == options(compare_systems)

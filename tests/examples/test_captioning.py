@@ -27,6 +27,8 @@ from opik.exceptions import MetricComputationError
 from PIL import Image, ImageDraw
 
 from tests.examples.example_modules import load_example
+from tests.examples.exit_timing import run_watching_opik
+from tests.test_repository_url import REPOSITORY_URL, colab_link
 
 captioning = load_example("captioning/captioning.py", "captioning_example")
 
@@ -222,8 +224,6 @@ def test_the_report_compares_the_experiments(captioner, items, metrics, tmp_path
 
 
 NOTEBOOK = captioning.Path(captioning.__file__).with_name("colab.ipynb")
-#: The project's repository as the notebook and the Colab badges name it.
-REPOSITORY_URL = "https://github.com/opik-semantic-metrics/opik-semantic-metrics"
 
 
 def _settings(notebook: dict) -> dict:
@@ -260,10 +260,7 @@ def test_the_colab_notebook_is_valid_python_with_its_settings_in_one_cell():
 
 def test_both_colab_badges_open_this_notebook():
     root = Path(__file__).resolve().parents[2]
-    colab = "https://colab.research.google.com/github/" + REPOSITORY_URL.removeprefix(
-        "https://github.com/"
-    )
-    link = f"{colab}/blob/main/examples/captioning/colab.ipynb"
+    link = colab_link(REPOSITORY_URL)
     for page in ("README.md", "docs/guides/examples.md"):
         badges = re.findall(
             r"\[!\[Open in Colab\]\([^)]+\)\]\(([^)]+)\)", (root / page).read_text("utf-8")
@@ -494,17 +491,18 @@ def test_offline_tiny_runs_the_whole_flow_with_nothing_downloaded(monkeypatch, t
     }
     for name in ("OPIK_TRACK_DISABLE", "OPIK_URL_OVERRIDE", "OPIK_API_KEY"):
         environment.pop(name, None)  # the example decides, as for a newcomer
-    completed = subprocess.run(
-        [sys.executable, str(root / "examples" / "captioning" / "captioning.py"),
-         "--offline-tiny", "--output", str(output), "--device", "cpu"],
-        capture_output=True, text=True, env=environment, cwd=tmp_path, timeout=600, check=False,
+    lines, exit_seconds, ended = run_watching_opik(
+        root / "examples" / "captioning" / "captioning.py",
+        ["--offline-tiny", "--output", str(output), "--device", "cpu"],
+        environment, tmp_path,
     )  # fmt: skip
-    assert completed.returncode == 0, completed.stderr[-3000:]
     for color, _, captions in captioning.TINY_PICTURES:
-        rows = [line for line in completed.stdout.splitlines() if line.startswith(f"{color}.png")]
+        rows = [line for line in lines if line.startswith(f"{color}.png")]
         assert len(rows) == 2 and all(captions[0] in row for row in rows)
     assert (output / "tiny-blip" / "config.json").is_file()
     assert (output / "report.html").is_file()
+    # It ends Opik's client: no wait on Opik's retries at exit (see exit_timing.py).
+    assert ended, f"Opik's client was left to flush at exit ({exit_seconds:.1f} s)"
     monkeypatch.setenv("OPIK_TRACK_DISABLE", "true")  # main sets it; restored after the test
     with pytest.raises(SystemExit) as stop:
         captioning.main(["--offline-tiny", "--model", "some/blip", "--output", str(output)])

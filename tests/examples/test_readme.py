@@ -10,14 +10,13 @@ from __future__ import annotations
 import ast
 import os
 import re
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.bert_score_oracle import minilm_prf
+from tests.examples.exit_timing import EXIT_ALLOWANCE_S, TEARDOWN_ONLY, run_timed
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -44,39 +43,8 @@ def _quiet_environment() -> dict[str, str]:
 
 
 def _run(code: str, environment: dict[str, str], folder: Path) -> tuple[list[str], float]:
-    """Run ``code`` in a fresh interpreter: the lines it printed, and the seconds from
-    its last printed line to the end of the process."""
-    errors = (folder / "stderr").open("w+", encoding="utf-8")
-    process = subprocess.Popen(
-        [sys.executable, "-c", code],
-        stdout=subprocess.PIPE,
-        stderr=errors,
-        text=True,
-        # Each line as soon as it is printed, as on a terminal.
-        env={**environment, "PYTHONUNBUFFERED": "1"},
-        cwd=folder,
-    )
-    lines = []
-    assert process.stdout is not None
-    printed = time.monotonic()
-    for line in process.stdout:
-        lines.append(line)
-        printed = time.monotonic()
-    process.wait(timeout=600)
-    exited = time.monotonic()
-    errors.close()
-    assert process.returncode == 0, (folder / "stderr").read_text(encoding="utf-8")
-    return lines, exited - printed
-
-
-#: The same imports and one score, without Opik's engine: how long this machine takes to
-#: tear down an interpreter holding Opik, PyTorch and the model, now.
-_TEARDOWN_ONLY = """
-import opik
-from opik_semantic_metrics import BERTScore
-metric = BERTScore(model="all-MiniLM-L6-v2", track=False)
-print(metric.score(output="A cat sits.", reference="A cat sat.")[0].value)
-"""
+    """Run ``code`` in a fresh interpreter: its lines, and its seconds from last line to exit."""
+    return run_timed([sys.executable, "-c", code], environment, folder)
 
 
 @pytest.mark.slow
@@ -101,5 +69,8 @@ def test_the_offline_example_prints_each_pair_in_order_and_exits_at_once(minilm_
     # machine whatever the example does: measured beside it, with the same imports. Two
     # teardowns differ more the busier the machine, so the margin grows with the measured
     # one; the retries (some 11 s more) stay above it while a teardown takes under 16 s.
-    _, teardown_seconds = _run(_TEARDOWN_ONLY, environment, tmp_path)
-    assert exit_seconds < 1.5 * teardown_seconds + 3.0, (exit_seconds, teardown_seconds)
+    _, teardown_seconds = _run(TEARDOWN_ONLY, environment, tmp_path)
+    assert exit_seconds < 1.5 * teardown_seconds + EXIT_ALLOWANCE_S, (
+        exit_seconds,
+        teardown_seconds,
+    )

@@ -11,7 +11,10 @@
 Both read Opik's results: an ``EvaluationResult`` (from ``opik.evaluate``), an
 ``EvaluationResultOnDictItems`` (from ``opik.evaluate_on_dict_items``), their
 ``test_results`` list, or, for :func:`compare_results`, plain lists of scores. Items are matched
-by dataset item id; an item scored in several trials counts with the mean of its
+by dataset item id, never by the order of the results (Opik lists them in the order its
+threads finished); ``evaluate_on_dict_items`` names its items by their position in the list
+it was given (``temp_item_0``, ...), so there they are matched by content instead (see
+:func:`pair_items`); an item scored in several trials counts with the mean of its
 successful trials. An item whose score failed in every trial is never averaged in as
 zero: the system score counts and names it, and :func:`compare_results` refuses to compare
 without it. Opik results are read by
@@ -21,7 +24,10 @@ both see the same items in the same order.
 
 from __future__ import annotations
 
+import json
+import re
 import warnings
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -93,6 +99,120 @@ def _recorded(results: Any, metric_name: str, key: str) -> set[object]:
         for score in test.score_results
         if score.name == metric_name and not score.scoring_failed and key in (score.metadata or {})
     }
+
+
+#: The ids ``opik.evaluate_on_dict_items`` gives its items: their positions in its list.
+_POSITIONAL_ID = re.compile(r"temp_item_\d+")
+
+
+def _content_value(value: object) -> str:
+    """One text per item field value, equal for equal values whatever their key order."""
+    return json.dumps(value, sort_keys=True, default=repr)
+
+
+def _contents(test_results: list[Any]) -> dict[str, Mapping[str, Any]]:
+    """Dataset item id -> the item's fields (one entry per item, whatever its trials),
+    without ``id``: Opik puts the dataset item id there, which is no content."""
+    return {
+        str(test.test_case.dataset_item_id): {
+            name: value
+            for name, value in (test.test_case.dataset_item_content or {}).items()
+            if name != "id"
+        }
+        for test in test_results
+    }
+
+
+def pair_items(
+    results_a: list[Any], results_b: list[Any], *, key_field: str | None = None
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The key that pairs each item of two runs: dataset item id -> pairing key, per run.
+
+    - With ``key_field``, an item's value of that field (your own item id): every item
+      must have it, and no two items of a run may share a value.
+    - Otherwise an item's dataset item id, which identifies it on an Opik server. Where
+      both runs come from ``opik.evaluate_on_dict_items``, whose ids (``temp_item_0``,
+      ...) are only positions in the list it was given, items are paired by content: by
+      the fields every item of both runs has and whose values are the same, as a whole,
+      in both runs (the dataset's fields; a field holding the system's output differs
+      and is left out). Two runs over the same items given in another order pair right.
+
+    Args:
+        results_a, results_b: The two runs' Opik test results.
+        key_field: The item field that identifies an item, or ``None``.
+
+    Returns:
+        For each run, dataset item id -> pairing key.
+
+    Raises:
+        ValueError: An item without ``key_field``, a key shared by two items of a run
+            (such items cannot be told apart), positional ids with no field common to
+            both runs, or keys of one run that the other lacks.
+    """
+    contents = (_contents(results_a), _contents(results_b))
+    if key_field is not None:
+        keys = tuple(
+            {item: _keyed(fields, key_field, item) for item, fields in run.items()}
+            for run in contents
+        )
+        how = f"the item field {key_field!r}"
+    elif all(_POSITIONAL_ID.fullmatch(item) for run in contents for item in run):
+        fields = _dataset_fields(*contents)
+        if not fields:
+            raise ValueError(
+                "Cannot pair the items of the two runs: evaluate_on_dict_items names items "
+                "by their position (temp_item_0, ...), and no item field has the same "
+                "values in both runs to pair them by. Give each item an id field of your own "
+                "and pass it as `key_field`."
+            )
+        keys = tuple(
+            {
+                item: _content_value({name: values[name] for name in fields})
+                for item, values in run.items()
+            }
+            for run in contents
+        )
+        how = f"their fields {list(fields)}"
+    else:
+        return ({item: item for item in contents[0]}, {item: item for item in contents[1]})
+    for run, name in zip(keys, ("A", "B"), strict=True):
+        shared = [key for key, count in Counter(run.values()).items() if count > 1]
+        if shared:
+            raise ValueError(
+                f"Cannot pair the items of the two runs by {how}: in run {name}, "
+                f"{sum(Counter(run.values())[key] for key in shared)} items share a value, "
+                f"e.g. {shared[0]}. Give each item an id field of your own and pass it as "
+                "`key_field`."
+            )
+    return keys[0], keys[1]
+
+
+def _keyed(fields: Mapping[str, Any], key_field: str, item: str) -> str:
+    if key_field not in fields:
+        raise ValueError(
+            f"Expected every dataset item to have the field {key_field!r} (`key_field`); "
+            f"item {item} has {sorted(fields)}."
+        )
+    return _content_value(fields[key_field])
+
+
+def _dataset_fields(*runs: Mapping[str, Mapping[str, Any]]) -> tuple[str, ...]:
+    """The fields every item of every run has, with the same values (counted) in each run."""
+    items = [fields for run in runs for fields in run.values()]
+    if not items:
+        return ()
+    common = sorted(set.intersection(*(set(fields) for fields in items)))
+    return tuple(
+        name
+        for name in common
+        if len(
+            {
+                frozenset(Counter(_content_value(f[name]) for f in run.values()).items())
+                for run in runs
+            }
+        )
+        == 1
+    )
 
 
 def collect_item_scores(results: Any, metric_name: str | None = None) -> ItemScores:
@@ -234,8 +354,13 @@ def compare_results(
     resamples: int = RESAMPLES,
     seed: int = SEED,
     tie_tolerance: float = TIE_TOLERANCE,
+    key_field: str | None = None,
 ) -> Comparison:
     """Which of two systems scored on the same items wins, and is it significant?
+
+    Items are paired by dataset item id, or by content where ``evaluate_on_dict_items``
+    gave the ids (:func:`pair_items`), never by the order of the results: Opik lists them
+    in the order its threads finished, which differs from run to run.
 
     Args:
         results_a, results_b: Opik evaluation results (or their ``test_results``) of the
@@ -248,13 +373,16 @@ def compare_results(
         tie_tolerance: Per-item differences, and a difference of the means, no larger
             than this are ties (the default, 1e-6, is how closely our metrics agree on one
             text across batchings); ``0.0`` compares exactly but for the scores' rounding.
+        key_field: An item field that identifies each item in both runs (your own item
+            id), to pair Opik results by; ``None`` pairs by dataset item id or content.
 
     Returns:
         The :class:`~opik_semantic_metrics.compare.stats.Comparison`: means, winner,
         significance, t-test and bootstrap.
 
     Raises:
-        ValueError: Items scored in one system only, items whose score failed, scores
+        ValueError: Items that cannot be paired (:func:`pair_items`), items scored in one
+            system only, items whose score failed, scores
             computed in different weight types (``metadata["dtype"]``: float32 and the fast
             mode; :func:`~opik_semantic_metrics.compare.comparable.comparison_warnings`),
             or a metric name that is needed or absent.
@@ -266,8 +394,11 @@ def compare_results(
     """
     collected = []
     recorded = []
-    for name, given in ((name_a, results_a), (name_b, results_b)):
-        results = _materialised(given)
+    materialised = [_materialised(results_a), _materialised(results_b)]
+    tests = [_test_results(results) for results in materialised]
+    if key_field is not None and None in tests:
+        raise ValueError("`key_field` pairs Opik results; plain lists of scores pair by position.")
+    for name, results in zip((name_a, name_b), materialised, strict=True):
         items = collect_item_scores(results, metric_name)
         if items.failed:
             raise ValueError(
@@ -288,6 +419,11 @@ def compare_results(
         # One model named two ways is possible: a warning, not a refusal.
         warnings.warn(message, UserWarning, stacklevel=2)
     scores_a, scores_b = collected
+    if tests[0] is not None and tests[1] is not None:
+        keys_a, keys_b = pair_items(tests[0], tests[1], key_field=key_field)
+        # In run A's item order: where ids pair, the order it had before pairing by key.
+        scores_a = {keys_a[item]: score for item, score in scores_a.items()}
+        scores_b = {keys_b[item]: score for item, score in scores_b.items()}
     if scores_a.keys() != scores_b.keys():
         only = sorted(scores_a.keys() ^ scores_b.keys(), key=item_order)
         raise ValueError(
