@@ -299,4 +299,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from cpu_header import print_cpu_header  # this folder: the script's own
+
+    print_cpu_header()
     sys.exit(main())
