@@ -13,9 +13,16 @@ sys.path.insert(0, str(BENCHMARKS))
 import cpu_header  # noqa: E402
 
 #: Scripts in benchmarks/ that measure nothing: the header helper itself, the suite's
-#: log, the model builder whose stdout gpu_suite.sh reads as a path, and the table of a
-#: suite that ran on another machine (its runs' own logs name that machine).
-NOT_BENCHMARKS = {"cpu_header.py", "suite_log.py", "minilm_shape.py", "gpu_suite_table.py"}
+#: log, the model builder whose stdout gpu_suite.sh reads as a path, the table of a
+#: suite that ran on another machine (its runs' own logs name that machine), and the
+#: captioning workload that benchmarks import.
+NOT_BENCHMARKS = {
+    "cpu_header.py",
+    "suite_log.py",
+    "minilm_shape.py",
+    "gpu_suite_table.py",
+    "caption_workload.py",
+}
 
 #: /proc/cpuinfo lines of two CPUs (abridged): an AVX2-only AMD EPYC (Zen 3) and an
 #: Intel Xeon with AVX-512 and AMX (Sapphire Rapids).
