@@ -6,17 +6,14 @@ path that knows the metrics."""
 from __future__ import annotations
 
 import filecmp
-import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import opik_semantic_metrics
+from tests.probe import run_json_probe
 
 PACKAGE = Path(opik_semantic_metrics.__file__).resolve().parent
 DEVELOPMENT_PAGE = Path(__file__).resolve().parents[1] / "docs" / "development.md"
@@ -171,17 +168,7 @@ def test_a_fifth_metric_takes_the_documented_route(tmp_path):
     assert changed == _documented_files()
     assert len(changed) <= 4
 
-    environment = {**os.environ, "PYTHONPATH": str(copy.parent)}
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE, str(tmp_path / "rows.jsonl")],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    report = run_json_probe(PROBE, [str(tmp_path / "rows.jsonl")], copy.parent, timeout=300)
     # The command line's choices and early check know it, and still import nothing heavy.
     assert report["imported_early"] == []
     assert report["choices"] == [

@@ -9,14 +9,12 @@ Ray cluster start (tens of seconds). No timing is measured.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.cli.cli_files import write_lines
+from tests.probe import run_json_probe
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,18 +40,8 @@ print(json.dumps(report))
 
 
 def _probe(runs: list[list[str]], unimportable: str | None = None) -> list[dict]:
-    environment = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     extra = [unimportable] if unimportable else []
-    completed = subprocess.run(
-        [sys.executable, "-c", _PROBE, json.dumps(runs), *extra],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=300,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
-    return json.loads(completed.stdout.splitlines()[-1])
+    return run_json_probe(_PROBE, [json.dumps(runs), *extra], ROOT / "src", timeout=300)
 
 
 @pytest.fixture

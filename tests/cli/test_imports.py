@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.probe import run_json_probe
+
 ROOT = Path(__file__).resolve().parents[2]
 COMET_MODEL = ROOT / "tests" / "fixtures" / "comet" / "regression-xlmr"
 
@@ -43,17 +45,7 @@ print(json.dumps(report))
 
 
 def _probe(runs: list[list[str]]) -> list[dict]:
-    environment = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    completed = subprocess.run(
-        [sys.executable, "-c", _PROBE, json.dumps(runs)],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=600,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
-    return json.loads(completed.stdout.splitlines()[-1])
+    return run_json_probe(_PROBE, [json.dumps(runs)], ROOT / "src", timeout=600)
 
 
 COMMANDS = (
