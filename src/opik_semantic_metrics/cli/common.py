@@ -127,18 +127,26 @@ class Command:
 def quiet_model_libraries() -> None:
     """No model-loading bars or library advice from transformers and huggingface_hub.
 
-    Called once a command is about to load a model: importing transformers takes seconds
-    (and, before transformers 5, PyTorch), which a command that refuses its input first
-    should not pay.
+    Called before a command runs. Where transformers is not imported yet, its verbosity
+    is set through ``TRANSFORMERS_VERBOSITY``, which it reads when imported: importing it
+    here would take seconds (and, before transformers 5, import PyTorch) in a command
+    that may still refuse its input. Its loading bars are turned off where a model loads
+    (:mod:`~opik_semantic_metrics.models.progress`).
     """
+    from huggingface_hub.utils import disable_progress_bars  # type: ignore[attr-defined]
     from huggingface_hub.utils import logging as hub_logging
+
+    disable_progress_bars()
+    # huggingface_hub prints its warnings ("Retrying in 1s") with a handler of its own:
+    # passed on to ours as well, each would print twice.
+    hub_logging.disable_propagation()
+    if "transformers" not in sys.modules:
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        return
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.set_verbosity_error()
     transformers_logging.disable_progress_bar()
-    # huggingface_hub prints its warnings ("Retrying in 1s") with a handler of its own:
-    # passed on to ours as well, each would print twice.
-    hub_logging.disable_propagation()
 
 
 def json_text(document: object) -> str:
