@@ -28,7 +28,6 @@ from opik_semantic_metrics.answers.contains import (
     Context,
 )
 from opik_semantic_metrics.answers.normalize import normal_forms, search_text
-from opik_semantic_metrics.answers.spelled_numbers import digits_for_words
 from opik_semantic_metrics.errors import ScorerError, shown
 from opik_semantic_metrics.inputs import is_finite_number
 from opik_semantic_metrics.vocabulary import ENGLISH_STOP_WORDS
@@ -65,8 +64,9 @@ def semantic_guard(
         >>> semantic_guard("Spiders stand on eight legs.", "Spiders have 8 legs.") is None
         True
     """
-    output_forms = normal_forms(digits_for_words(search_text(output)))
-    gold_forms = normal_forms(digits_for_words(search_text(gold)))
+    # The search form writes numbers in words as digits ("eight" is 8).
+    output_text, gold_text = search_text(output), search_text(gold)
+    output_forms, gold_forms = normal_forms(output_text), normal_forms(gold_text)
     output_words, gold_words = output_forms.spaced.split(), gold_forms.spaced.split()
     if negated(output_words) != negated(gold_words):
         return "negation_mismatch", "one answer is negated and the other is not"
@@ -85,13 +85,13 @@ def semantic_guard(
     gold_vocabulary = {*gold_words, *gold_forms.joined.split()}
     other = [
         name
-        for name in text_names(output)
+        for name in _names(output_text)
         if name not in context and not any(_stem_of(name, word) for word in gold_vocabulary)
     ]
     if other:
         return "other_name", f"the output names {other}, which the gold does not"
     vocabulary = {*output_words, *output_forms.joined.split()}
-    names = [name for name in text_names(gold) if name not in context]
+    names = [name for name in _names(gold_text) if name not in context]
     found = [name for name in names if any(_stem_of(name, word) for word in vocabulary)]
     if 2 * len(found) < len(names):
         absent = [name for name in names if name not in found]
@@ -107,7 +107,11 @@ def text_names(gold: str) -> list[str]:
         >>> text_names("Leonardo da Vinci"), text_names("It was moved as the CEO was away.")
         (['leonardo', 'vinci'], ['ceo'])
     """
-    text = search_text(gold)
+    return _names(search_text(gold))
+
+
+def _names(text: str) -> list[str]:
+    """:func:`text_names` of a text already in its search form (capitals kept)."""
     starts = set()
     if len(text.split()) > _NAME_GOLD_WORDS:
         starts = {found.start(1) for found in _SENTENCE_START.finditer(text)}
