@@ -10,10 +10,9 @@ line and the engines, which need neither Opik nor every metric, should not pay.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
-from opik_semantic_metrics.catalog import metric_modules
+from opik_semantic_metrics.catalog import lazy_metric_exports
 from opik_semantic_metrics.errors import InputError, ModelUnavailableError, ScorerError
 from opik_semantic_metrics.version import __version__
 
@@ -23,10 +22,6 @@ if TYPE_CHECKING:
     from opik_semantic_metrics.metrics.comet import COMET
     from opik_semantic_metrics.metrics.semantic_match import SemanticMatch
 
-
-#: Metric class -> the module defining it, imported when the class is first asked for
-#: (from :mod:`opik_semantic_metrics.catalog`, which names each metric once).
-_METRICS = metric_modules()
 
 __all__ = [
     "COMET",
@@ -40,14 +35,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    module = _METRICS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups find it without coming here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_METRICS})
+__getattr__, __dir__ = lazy_metric_exports(globals())

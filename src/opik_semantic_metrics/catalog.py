@@ -13,6 +13,8 @@ Adding a metric: ``docs/development.md`` ("Adding a metric") gives the route.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -122,6 +124,31 @@ def metric_entry(kind: str) -> MetricEntry:
     raise ValueError(
         f"Expected a metric of this package ({', '.join(e.kind for e in METRICS)}), got {kind!r}."
     )
+
+
+def lazy_metric_exports(
+    namespace: dict[str, object],
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """A package's module-level ``__getattr__`` and ``__dir__`` that import each metric
+    class from its module when it is first asked for, and keep it in ``namespace``.
+
+    Used as ``__getattr__, __dir__ = lazy_metric_exports(globals())``.
+    """
+    modules = metric_modules()
+    package = namespace.get("__name__")
+
+    def __getattr__(name: str) -> object:
+        module = modules.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value  # later lookups find it without coming here
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *modules})
+
+    return __getattr__, __dir__
 
 
 def metric_modules() -> dict[str, str]:

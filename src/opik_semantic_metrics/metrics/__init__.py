@@ -7,10 +7,9 @@ not load the others' engines.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
-from opik_semantic_metrics.catalog import metric_modules
+from opik_semantic_metrics.catalog import lazy_metric_exports
 
 if TYPE_CHECKING:
     from opik_semantic_metrics.metrics.answer_match import AnswerMatch
@@ -20,17 +19,5 @@ if TYPE_CHECKING:
 
 __all__ = ["COMET", "AnswerMatch", "BERTScore", "SemanticMatch"]
 
-_METRICS = metric_modules()
 
-
-def __getattr__(name: str) -> object:
-    module = _METRICS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups find it without coming here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_METRICS})
+__getattr__, __dir__ = lazy_metric_exports(globals())
