@@ -112,10 +112,36 @@ def test_any_one_acceptable_answer_matches_and_is_named(matcher):
 
 
 def test_another_acceptable_answer_beside_the_gold_is_no_second_answer(matcher):
-    output = "The change of state from liquid to gas is called evaporation or vaporization."
+    output = "Evaporation or vaporization."
     assert matcher.match_any(output, ["evaporation", "vaporization"]).matched
-    # With only one of them acceptable, "or vaporization" is another answer.
+    # With only one of them acceptable, the short "or vaporization" offers another answer.
     assert not matcher.match_any(output, ["evaporation"]).matched
+
+
+@pytest.mark.parametrize(
+    ("output", "gold", "matched"),
+    [
+        # In a sentence, an "or" without a hedging word names the answer twice or adds a
+        # detail; EVOUNA's judges took each of these as right.
+        ("The change of state from liquid to gas is called evaporation or vaporization.",
+         "evaporation", True),
+        ("Orange or yellow golf balls are typically used on the golf course in Antarctica "
+         "to increase visibility against the white snow.", "Orange", True),
+        ("Sherlock Holmes practices the science of detection or detective work.",
+         "Detection", True),
+        # A hedging word makes it a choice between candidates.
+        ("It could be Paris or Lyon, depending on the source.", "Paris", False),
+        ("The capital is probably Lyon or Paris.", "Paris", False),
+        ("The answer is either Paris or Lyon.", "Paris", False),
+        # A short output is a choice whatever its words.
+        ("Paris or Lyon.", "Paris", False),
+    ],
+)  # fmt: skip
+def test_or_in_a_sentence_is_a_hedge_only_with_a_hedging_word(matcher, output, gold, matched):
+    result = matcher.match_any(output, [gold])
+    assert result.matched is matched, result.reason
+    if not matched:
+        assert "second_answer" in result.flags
 
 
 def test_match_many_is_match_any_item_by_item(matcher):
@@ -198,3 +224,45 @@ def test_the_semantic_tier_refuses_a_different_answer_however_close(output, gold
 def test_the_semantic_tier_still_judges_the_same_answer_put_otherwise(output, gold):
     always = AnswerMatcher(semantic=lambda output, reference: 1.0, semantic_threshold=0.5)
     assert always.match(output, gold).method == "semantic"
+
+
+@pytest.mark.parametrize(
+    ("output", "gold"),
+    [
+        # A negation past "and" is said of something else (EVOUNA, GPT-3.5).
+        ("The green V on food products means it is suitable for vegetarians and does not "
+         "contain any animal ingredients.", "suitable for vegetarians"),
+        # "It does not contain any almonds" states a fact; it does not decline to answer.
+        ("Disaronno is an Italian liqueur that is amber in colour and has a characteristic "
+         "almond taste, although it does not actually contain any almonds. According to the "
+         "company, its primary flavour comes from an infusion of apricot kernel oil with "
+         "burnt sugar and the pure essence of seventeen selected herbs and fruits. So, the "
+         "flavour of Disaronno comes from apricot kernels.", "apricot"),
+        # An output that reads as a number ("10 pin bowling") is still searched for a text.
+        ("Ten-pin bowling", "Bowling"),
+        # A letter named as a letter.
+        ("The only letter of the alphabet that does not appear in any of the names of the "
+         "50 American states is the letter\xa0Q.", "Q"),
+        # A second number in another sentence is a detail of the answer.
+        ("Anne Bancroft was born on September 17, 1931\xa0. That means she was born in the "
+         "1930s.", "1930s"),
+    ],
+)  # fmt: skip
+def test_an_asserted_answer_with_a_detail_matches(matcher, output, gold):
+    result = matcher.match_any(output, [gold])
+    assert (result.matched, result.method) == (True, "contains"), result.reason
+
+
+@pytest.mark.parametrize(
+    ("output", "gold"),
+    [
+        ("Vegetarians is not right, it is vegans.", "vegetarians"),
+        ("It is not suitable for vegetarians and contains gelatine.", "suitable for vegetarians"),
+        ("The letters P and Q.", "Q"),
+        ("She was born in 1931 or 1932.", "1931"),
+        ("He was born in 1931. Or was it 1932?", "1931"),
+    ],
+)  # fmt: skip
+def test_the_detail_rules_still_refuse(matcher, output, gold):
+    result = matcher.match_any(output, [gold])
+    assert not result.matched, result.reason

@@ -95,10 +95,14 @@ _HOLDING = (
     r"|addressed|discuss|discusses|discussed|detail|details|detailed|identify|identifies"
     r"|identified|show|shows|shown|offer|offers|offered|have|has|had)"
 )
+# "any", "such" and "enough" are about information only before an information word or
+# at the sentence's end: "It does not contain any almonds." is an answer.
 _ABOUT_INFORMATION = (
-    r"(?:this|that|it|any|such|enough|the answer|an answer|information|info|details|data"
+    r"(?:this|that|it|the answer|an answer|information|info|details|data"
     r"|specifics|whether|how|what|which|who|whom|when|where|why|explicitly|specifically"
-    r"|clearly|directly)\b"
+    r"|clearly|directly"
+    r"|(?:any|such|enough)(?: \w+)?? (?:information|info|details|data|specifics|mention"
+    r"|answer|reference|figures|figure)|(?:any|such|enough)$)\b"
 )
 _FINDING = (
     r"(?:stated|mentioned|specified|given|provided|available|indicated|known|clear"

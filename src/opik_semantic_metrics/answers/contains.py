@@ -10,17 +10,21 @@ commas, semicolons, colons, spaced dashes and before ``but``, ``however``, ``alt
 if:
 
 - **no negation is on it**: no negation word (``not``, ``no``, ``never``, ``isn't``...,
-  or ``incorrect``, ``wrong``, ``false``, ``untrue``) in its clause besides the gold's
-  own words ("It is not Paris", "Not Paris", "Paris is not correct"), no later clause
+  or ``incorrect``, ``wrong``, ``false``, ``untrue``) within three words of it in its
+  clause, and not past an ``and``/``but``/``which`` after it, besides the gold's own words
+  ("It is not Paris", "Not Paris", "Paris is not correct"), no later clause
   that only says no ("Paris? No.", "Paris - wrong."), and, for a number, the clause
   does not bound it ("less than 5", "up to 5", "5+");
-- **no second answer stands beside it**: for a text, no ``or``/``nor`` next to it and no
-  ``either`` before it in its clause ("Paris or London", "either Paris or Lyon"; a slash
-  between words reads as ``or``: "Paris/London"), no
+- **no second answer stands beside it**: for a text, no ``either`` before it in its
+  clause, and no ``or``/``nor`` next to it in a short output or in a clause that hedges
+  (``could``, ``might``, ``perhaps``...: "Paris or London", "It could be Paris or Lyon";
+  a slash between words reads as ``or``: "Paris/London"; in a longer sentence without a
+  hedge, "is called evaporation or vaporization" names the answer twice), no
   ``and``/``&``/``vs``/``plus`` joining it to another content word ("Paris and
   London"), and the whole output is not a short enumeration of which the gold is one item
   ("Paris, London"); for a number, no other number of its kind anywhere in the output
-  ("12 or 15", "12 sites in 2019, 15 in 2020"): numbers of different units, or a year
+  ("12 or 15", "12 sites in 2019, 15 in 2020"; in an output of several sentences, its
+  sentence, and in an output past 40 words, its clause): numbers of different units, or a year
   (a whole number from 1900 to 2100) beside a gold that is not one, are of different
   kinds ("In 2020, 82% of 120 sites" holds 82% once);
 - **the gold means something found**: it holds a word of two or more characters that is
@@ -82,6 +86,15 @@ NEGATIONS = NEGATIONS_IN_NORMAL_FORM | NEGATING_PREPOSITIONS
 NEGATING_WORDS = NEGATIONS | {"incorrect", "wrong", "false", "untrue", "nope"}
 POLAR_ANSWERS = {"yes": "no", "no": "yes", "true": "false", "false": "true"}
 _ALTERNATIVES = frozenset({"or", "nor"})
+#: Words that make an ``or`` in a longer sentence a hedge between candidates ("It could
+#: be Paris or perhaps Lyon"). Without one, such an ``or`` more often gives another name
+#: or a detail of the answer ("is called evaporation or vaporization", "Orange or yellow
+#: golf balls are used"), and people judge the answer right: on EVOUNA's development
+#: half, 22 of 22 answers refused for such an ``or`` were judged right.
+HEDGE_WORDS = frozenset(
+    {"either", "could", "might", "may", "maybe", "perhaps", "possibly", "probably",
+     "likely", "unsure", "uncertain", "whether", "guess"}
+)  # fmt: skip
 #: Words that, with a negation and stop words only, make a clause that says no.
 _JUDGING_WORDS = frozenset({"correct", "right", "true", "answer", "case", "really", "sorry"})
 #: Stop words that may stand inside a name ("Port of Santos", "Institute for Energy").
@@ -92,6 +105,9 @@ _SETTING_WORDS = frozenset(
     {"in", "as", "of", "since", "during", "for", "by", "at", "end", "the", "fiscal", "year", "fy"}
 )
 _JOINERS = frozenset({"and", "vs", "versus", "plus"})
+#: Words after the gold that begin what is said of something else: a negation past one
+#: is not on the gold ("Paris and not London", "vegetarians and does not contain").
+_NEW_PREDICATE = frozenset({"and", "but", "or", "which", "who", "while", "because"})
 _CLAUSE_BREAK = re.compile(
     r"[.!?;:]+(?=\s|$)|,(?=\s|$)|\n+|\s-+\s"
     r"|\s(?=(?:but|however|although|though|whereas|instead)\b)"
@@ -195,6 +211,25 @@ def quoted_gold(output: str, gold_forms: NormalForms) -> bool:
     )
 
 
+_NAMED_LETTER = re.compile(r"\bletter\s+[\"'\u201c\u2018]?([a-z])\b", re.IGNORECASE)
+
+
+def named_letter(output: str, gold_forms: NormalForms) -> bool:
+    """Whether a one-letter gold is named as a letter in the output ("It is the letter
+    Q."), the other way besides quoting that a letter is asserted.
+
+    Example:
+        >>> named_letter("The only letter missing is the letter Q.", normal_forms("Q"))
+        True
+    """
+    if len(gold_forms.spaced) != 1:
+        return False
+    return any(
+        found.group(1).lower() == gold_forms.spaced
+        for found in _NAMED_LETTER.finditer(prepare(output))
+    )
+
+
 def gold_is_searchable(gold_forms: NormalForms) -> bool:
     """Whether a gold holds a word that means something when found (see above), or is
     a yes/no answer."""
@@ -291,11 +326,24 @@ def _find(
     context: Context,
 ) -> Containment:
     if gold_number is not None:
-        parts = [_Clause(text, normal_forms(text)) for text in clauses(output)]
-        long_output = len(output.split()) > CONTAINS_MAX_WORDS
-        return _find_number(
-            parts, gold_number, numbers_equal, context, clause_by_clause=long_output
-        )
+        if len(output.split()) > CONTAINS_MAX_WORDS:
+            parts = [_Clause(text, normal_forms(text)) for text in clauses(output)]
+            return _find_number(parts, gold_number, numbers_equal, context, clause_by_clause=True)
+        # In a short output of several sentences, a number counts as a second answer
+        # only in the sentence of the match ("She was born on 17 September 1931. That is
+        # the 1930s." holds 1930s once). A sentence that hedges ("Or was it 1932?", "It
+        # might be 1932.") goes on with the one before it.
+        parts: list[_Clause] = []
+        sentence_of: list[int] = []
+        sentence = 0
+        for text in _SENTENCE_END.split(output.strip()):
+            sentence_parts = [_Clause(clause, normal_forms(clause)) for clause in clauses(text)]
+            words = [word for part in sentence_parts for word in part.words[0]]
+            if words[:1] != ["or"] and HEDGE_WORDS.isdisjoint(words):
+                sentence += 1
+            parts.extend(sentence_parts)
+            sentence_of.extend([sentence] * len(sentence_parts))
+        return _find_number(parts, gold_number, numbers_equal, context, sentence_of=sentence_of)
     # "Paris/London" offers two answers; a gold with a slash of its own ("AC/DC") is
     # found in the whole output below.
     parts = [_Clause(text, normal_forms(text)) for text in clauses(output, slash_as_or=True)]
@@ -389,7 +437,11 @@ def _negated_near(words: Sequence[str], start: int, end: int, context: Context) 
     Paris", "Paris is not correct"), not one on another word further away ("The only
     letter that does not appear in any state's name is Q")."""
     before = range(max(0, start - NEGATION_REACH), start)
-    after = range(end, min(len(words), end + NEGATION_REACH))
+    after: list[int] = []
+    for position in range(end, min(len(words), end + NEGATION_REACH)):
+        if words[position] in _NEW_PREDICATE:
+            break  # "suitable for vegetarians and does not contain": another predicate
+        after.append(position)
     return any(_is_negation(words, position, context) for position in (*before, *after))
 
 
@@ -442,11 +494,12 @@ def _beside_another(
 
     other_before = words[start - 2] if start > 1 else ""
     other_after = words[end + 1] if end + 1 < len(words) else ""
-    if before in _ALTERNATIVES and (another(other_before) or not other_before):
-        return True
-    if after in _ALTERNATIVES and (another(other_after) or not other_after):
-        return True
     if "either" in words[:start]:
+        return True
+    hedged = joins_count or not HEDGE_WORDS.isdisjoint(words)
+    if hedged and before in _ALTERNATIVES and (another(other_before) or not other_before):
+        return True
+    if hedged and after in _ALTERNATIVES and (another(other_after) or not other_after):
         return True
     if not joins_count:
         return False
@@ -498,9 +551,11 @@ def _find_number(
     context: Context,
     *,
     clause_by_clause: bool = False,
+    sentence_of: Sequence[int] | None = None,
 ) -> Containment:
     """The gold number in the clauses; with ``clause_by_clause`` (a long output), a
-    second number of its kind counts only in the clause of a match."""
+    second number of its kind counts only in the clause of a match, and with
+    ``sentence_of`` (each clause's sentence), only in the sentence of a match."""
     if clause_by_clause:
         rejection = NOT_FOUND
         refusals = _refusals(parts)
@@ -515,14 +570,15 @@ def _find_number(
                 return in_clause
             rejection = rejection if in_clause.flag is None else in_clause
         return rejection
-    matched: list[ParsedNumber] = []
-    others: list[ParsedNumber | None] = []
+    matched: list[tuple[int, ParsedNumber]] = []
+    others: list[tuple[int, ParsedNumber | None]] = []
     rejection = NOT_FOUND
     refusals = _refusals(parts)
     for index, part in enumerate(parts):
         found_numbers = numbers_in_text(part.text)
         if found_numbers is None:
             return NOT_FOUND
+        sentence = sentence_of[index] if sentence_of is not None else 0
         spaced, _ = part.words
         setting = len(found_numbers) == 1 and _SETTING_WORDS.issuperset(spaced[:-1])
         for found in found_numbers:
@@ -531,7 +587,7 @@ def _find_number(
                 # A number the question holds ("from 501") is context, not an answer.
                 in_context = number is not None and _plain(number) in context
                 if not (setting and spaced[:-1]) and not found.label and not in_context:
-                    others.append(number)
+                    others.append((sentence, number))
             elif found.bounded:
                 rejection = Containment(
                     False, "the gold number is in the output, but bounded", "gold_negated"
@@ -544,17 +600,18 @@ def _find_number(
                     False, "the gold number is in the output, but negated", "gold_negated"
                 )
             else:
-                matched.append(number)
+                matched.append((sentence, number))
     if not matched:
         return rejection
-    if any(_same_kind(other, gold) for other in others):
-        return Containment(
-            False,
-            "the gold number is in the output, but beside another number of its kind",
-            "second_answer",
-        )
+    for sentence, number in matched:
+        if not any(_same_kind(other, gold) for where, other in others if where == sentence):
+            return Containment(
+                True, f"The gold number {gold} is found in the output as {number}.", number=number
+            )
     return Containment(
-        True, f"The gold number {gold} is found in the output as {matched[0]}.", number=matched[0]
+        False,
+        "the gold number is in the output, but beside another number of its kind",
+        "second_answer",
     )
 
 

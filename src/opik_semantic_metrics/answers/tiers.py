@@ -56,6 +56,7 @@ from opik_semantic_metrics.answers.contains import (
     Context,
     find_gold,
     gold_is_searchable,
+    named_letter,
     number_negated,
     quoted_gold,
     unit_as_gold,
@@ -388,8 +389,10 @@ class AnswerMatcher:
         if gold.number is None and not gold_is_searchable(gold.forms):
             if gold.forms.joined and quoted_gold(answer.text, gold.forms):
                 return f"The output quotes the gold answer {_quote(gold.text)}."
+            if named_letter(answer.text, gold.forms):
+                return f"The output names the letter {_quote(gold.text)}."
             return None
-        if answer.number is not None:
+        if answer.number is not None and gold.number is not None:
             return None  # an output that is one number is the numeric tier's
         scale = scale_named(case.question)
         gold_text = search_text(gold.text)
