@@ -123,6 +123,24 @@ NUMBER_WORDS: Final[dict[str, Decimal]] = {
     "twice": Decimal(2),
 }
 
+_IRREGULAR_ORDINALS: Final = {
+    "one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth",
+    "nine": "ninth", "twelve": "twelfth",
+}  # fmt: skip
+
+
+def _ordinal(cardinal: str) -> str:
+    if cardinal in _IRREGULAR_ORDINALS:
+        return _IRREGULAR_ORDINALS[cardinal]
+    return cardinal[:-1] + "ieth" if cardinal.endswith("ty") else cardinal + "th"
+
+
+#: Ordinal words and the number words they are made from: "sixteenth" is "sixteen",
+#: "twentieth" "twenty", "hundredth" "hundred" (read as "16th", "20th", "100th").
+ORDINAL_WORDS: Final[dict[str, str]] = {
+    _ordinal(word): word for word in (*_UNITS[1:], *_TENS, "hundred", "thousand")
+}
+
 #: Scale words, which multiply the number just before them ("26 million", "$3 bn").
 #: Not "m" or "k": after a number they are metres and a unit as often as a scale.
 SCALE_WORDS: Final[dict[str, Decimal]] = {

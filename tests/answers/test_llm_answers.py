@@ -93,7 +93,7 @@ def test_llm_answers_graded_as_a_person_would(matcher, output, golds, question, 
         ("Forty-two.", "42", True),
         ("Spiders have six legs.", "8", False),
         ("eight nine", "89", False),  # not one number in English order
-        ("The one who came first.", "1", False),  # "one" in running text is a pronoun
+        ("The one who came last.", "1", False),  # "one" in running text is a pronoun
     ],
 )
 def test_numbers_in_words_are_numbers(matcher, output, gold, expected):
@@ -264,5 +264,45 @@ def test_an_asserted_answer_with_a_detail_matches(matcher, output, gold):
     ],
 )  # fmt: skip
 def test_the_detail_rules_still_refuse(matcher, output, gold):
+    result = matcher.match_any(output, [gold])
+    assert not result.matched, result.reason
+
+
+@pytest.mark.parametrize(
+    ("output", "gold"),
+    [
+        # Ordinals in words and in digits.
+        ("Abraham Lincoln was the sixteenth president.", "16th"),
+        ("He was the 21st president.", "twenty-first"),
+        ("It was his hundredth goal.", "100th"),
+        # Units spelled out and abbreviated.
+        ("The summit is 8,848 metres above sea level.", "8848 m"),
+        ("It is about 5 km long.", "5 kilometres"),
+        ("The tower is 1,063 feet tall.", "1063 ft"),
+        ("It holds the record at 5.97 meters (19 feet, 7 inches).", "5.97 m"),
+        # Names written short.
+        ("The highest peak is Mt. Everest.", "Mount Everest"),
+        ("He was born in St. Louis, Missouri.", "Saint Louis"),
+        ("It was first adopted in the U.S. in 1913.", "United States"),
+        ("The USA", "United States of America"),
+        ("It was invented in the UK.", "United Kingdom"),
+    ],
+)  # fmt: skip
+def test_ordinals_units_and_short_names_are_found(matcher, output, gold):
+    result = matcher.match_any(output, [gold])
+    assert result.matched, result.reason
+
+
+@pytest.mark.parametrize(
+    ("output", "gold"),
+    [
+        ("Let us know what you think.", "United States"),  # "us", the pronoun
+        ("It took one second.", "2nd"),  # a time, not an ordinal
+        ("It is 5 miles long.", "5 km"),  # another unit
+        ("He was the seventeenth president.", "16th"),
+        ("He lives on Baker St.", "Saint"),
+    ],
+)  # fmt: skip
+def test_ordinals_units_and_short_names_keep_apart_what_differs(matcher, output, gold):
     result = matcher.match_any(output, [gold])
     assert not result.matched, result.reason

@@ -15,6 +15,7 @@ from opik_semantic_metrics.answers.numbers import (
     numbers_match,
     parse_number,
 )
+from opik_semantic_metrics.answers.spelled_numbers import digits_for_words
 
 TOLERANCE = Decimal("0.01")
 
@@ -264,3 +265,19 @@ def test_numbers_match(first, second, options, expected):
         numbers_match(parse_number(first), parse_number(second), tolerance=TOLERANCE, **options)
         is expected
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("the sixteenth president", "the 16th president"),
+        ("the twenty-first century", "the 21st century"),
+        ("one hundred and first", "101st"),
+        ("the hundredth time", "the 100th time"),
+        ("twelfth night, the ninety-second", "12th night, the 92nd"),
+        ("It took one second.", "It took one second."),  # a time: "one second" is no ordinal
+        ("Firstly, secondly", "Firstly, secondly"),  # whole words only
+    ],
+)
+def test_ordinal_words_are_written_in_digits(text, expected):
+    assert digits_for_words(text) == expected

@@ -30,7 +30,8 @@ Text normal form (:func:`normal_forms`), in this order:
    ``"82%"`` -> ``"82 %"``, ``"CO2e"`` -> ``"co2 e"``, the same on both sides) and a
    symbol from what follows it (``"$5"`` -> ``"$ 5"``); units spelled out after a number
    are written one way (:data:`UNIT_SPELLINGS`: ``"percent"`` and ``"per cent"`` -> ``"%"``,
-   ``"degrees Celsius"`` -> ``"c"``, ``"kilowatt hours"`` -> ``"kwh"``);
+   ``"degrees Celsius"`` -> ``"c"``, ``"kilowatt hours"`` -> ``"kwh"``, ``"kilometres"``
+   -> ``"km"``, ``"feet"`` -> ``"ft"``);
 7. whitespace collapsed, and a leading article (``the``, ``a``, ``an``) dropped when a
    word of two or more characters follows it (the SQuAD v1.1 evaluation script drops
    articles everywhere; only the leading one is dropped here, so that ``"vitamin a"``
@@ -150,12 +151,24 @@ UNIT_SPELLINGS: dict[str, tuple[str, ...]] = {
     "kwh": ("kilowatt hours", "kilowatt hour", "kilowatthours", "kilowatthour"),
     "mwh": ("megawatt hours", "megawatt hour", "megawatthours", "megawatthour"),
     "gwh": ("gigawatt hours", "gigawatt hour", "gigawatthours", "gigawatthour"),
+    "km": ("kilometres", "kilometre", "kilometers", "kilometer"),
+    "cm": ("centimetres", "centimetre", "centimeters", "centimeter"),
+    "mm": ("millimetres", "millimetre", "millimeters", "millimeter"),
+    "m": ("metres", "metre", "meters", "meter"),
+    "kg": ("kilograms", "kilogram", "kilos", "kilo"),
+    "g": ("grams", "gram"),
+    "mph": ("miles per hour", "miles an hour", "mile per hour"),
+    "mi": ("miles", "mile"),
+    "ft": ("feet", "foot"),
 }
 UNIT_CANONICAL = {
     spelling: canonical for canonical, spellings in UNIT_SPELLINGS.items() for spelling in spellings
 }
 # A text without any of these cannot hold a unit spelling: the pass is skipped.
-UNIT_HINTS = ("per", "pct", "deg", "celsius", "fahrenheit", "watt")
+UNIT_HINTS = (
+    "per", "pct", "deg", "celsius", "fahrenheit", "watt", "met", "gram", "kilo", "mile",
+    "feet", "foot",
+)  # fmt: skip
 _UNIT_ALTERNATIVES = "|".join(map(re.escape, sorted(UNIT_CANONICAL, key=len, reverse=True)))
 # Only after a number: "Celsius" alone is a name, and "C" an option letter or a vitamin.
 _UNIT_SPELLING = re.compile(r"(?<=\d )(?:" + _UNIT_ALTERNATIVES + r")\b")
@@ -257,11 +270,28 @@ _AMPERSAND = re.compile(r"&(?![#a-zA-Z0-9]+;)")
 _FOOTNOTE = re.compile(r"(?<=[^\W\d_]{2})\d{1,2}(?=[\s.,;:!?)]|$)|\[\d{1,3}\]")
 
 
+#: Names written short, and the long form both sides are searched in: "U.S." and "USA"
+#: are "United States" (in capitals only: "us" is a pronoun), "Mt. Everest" is "Mount
+#: Everest", "St. Louis" "Saint Louis" (before a capitalised word only: "Baker St." is a
+#: street).
+_SHORT_NAMES = (
+    (re.compile(r"(?<![\w.])(?:U\.S\.A\.?|U\.S\.|U\.S|USA|US)(?!\w)"), "United States"),
+    (re.compile(r"\bUnited States of America\b"), "United States"),
+    (re.compile(r"(?<![\w.])(?:U\.K\.|U\.K|UK)(?!\w)"), "United Kingdom"),
+    (re.compile(r"\bMt\.?\s+(?=[A-Z])"), "Mount "),
+    (re.compile(r"\bSt\.?\s+(?=[A-Z])"), "Saint "),
+    (re.compile(r"\bFt\.?\s+(?=[A-Z])"), "Fort "),
+)
+_SHORT_NAME_HINT = re.compile(r"U\.?[SK]|United States|[MSF]t\b")
+
+
 def search_text(text: str, *, footnotes: bool = False) -> str:
     """``text`` as the gold is looked for in it: accents dropped (``"Beyoncé"`` is
     ``"Beyonce"``), ``&`` read as ``and``, a possessive ``'s`` and the word ``the``
-    deleted, and with ``footnotes`` the footnote numbers that chat assistants glue to
-    words (``"Becquerel1."``, ``"[2]"``; for outputs searched for a gold without digits).
+    deleted, short names written long (``"U.S."``, ``"Mt. Everest"``:
+    :data:`_SHORT_NAMES`), number words in digits (``"sixteenth"`` is ``"16th"``), and
+    with ``footnotes`` the footnote numbers that chat assistants glue to words
+    (``"Becquerel1."``, ``"[2]"``; for outputs searched for a gold without digits).
 
     Example:
         >>> search_text("It was Becquerel1, Beyoncé's friend.", footnotes=True)
@@ -276,4 +306,7 @@ def search_text(text: str, *, footnotes: bool = False) -> str:
         text = _FOOTNOTE.sub("", text)
     if "'" in text or "\u2019" in text:
         text = _POSSESSIVE.sub("", text)
+    if _SHORT_NAME_HINT.search(text):
+        for pattern, long_form in _SHORT_NAMES:
+            text = pattern.sub(long_form, text)
     return digits_for_words(_THE.sub(" ", text))

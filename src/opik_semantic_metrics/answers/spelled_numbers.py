@@ -10,14 +10,15 @@ English order: units, teens and tens (``"forty-eight"``), ``hundred`` after a un
 as it is. Scale words from ``million`` up stay words after the digits (``"two
 million"`` -> ``"2 million"``), since the number reader gives them their meaning and the
 question may name the scale. A lone ``"one"`` in running text is a pronoun as often as a
-number ("the one who"), so it is read only as a whole answer.
+number ("the one who"), so it is read only as a whole answer. Ordinals are read too:
+``"sixteenth"`` is ``"16th"``, ``"twenty-first"`` ``"21st"``.
 """
 
 from __future__ import annotations
 
 import re
 
-from opik_semantic_metrics.vocabulary import NUMBER_WORDS, SCALE_WORDS
+from opik_semantic_metrics.vocabulary import NUMBER_WORDS, ORDINAL_WORDS, SCALE_WORDS
 
 #: The words of a spelled-out number, from the package's one list of number words
 #: ("dozen" and "twice" are not parts of one).
@@ -32,6 +33,9 @@ _WORD = "|".join(sorted((*UNITS, *TENS, *FOLDED_SCALES), key=len, reverse=True))
 _GAP = r"(?:\s*-\s*|\s+|,\s*|\s+and\s+)"
 _RUN = re.compile(rf"\b(?:{_WORD})(?:{_GAP}(?:{_WORD}))*\b", re.IGNORECASE)
 _SEPARATOR = re.compile(r"[\s,-]+")
+_ORDINAL = "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True))
+#: A run of number words that ends with an ordinal ("twenty-first", "sixteenth").
+_ORDINAL_RUN = re.compile(rf"\b(?:(?:{_WORD}){_GAP})*(?:{_ORDINAL})\b", re.IGNORECASE)
 
 
 def spelled_value(words: list[str]) -> int | None:
@@ -89,8 +93,8 @@ def digits_for_words(text: str, *, whole_answer: bool = False) -> str:
     Example:
         >>> digits_for_words("Spiders have eight legs and two thousand eyes.")
         'Spiders have 8 legs and 2000 eyes.'
-        >>> digits_for_words("The one who came first, forty-two times.")
-        'The one who came first, 42 times.'
+        >>> digits_for_words("The one who came twenty-first, forty-two times.")
+        'The one who came 21st, 42 times.'
     """
 
     def replace(found: re.Match[str]) -> str:
@@ -101,4 +105,31 @@ def digits_for_words(text: str, *, whole_answer: bool = False) -> str:
         value = spelled_value(words)
         return run if value is None else str(value)  # "eight nine" is not guessed at
 
+    if _ORDINAL_RUN.search(text):
+        text = _ORDINAL_RUN.sub(_ordinal_in_digits, text)
     return _RUN.sub(replace, text)
+
+
+def _ordinal_in_digits(found: re.Match[str]) -> str:
+    """An ordinal run in digits ("twenty-first" -> "21st", "hundredth" -> "100th"); a run
+    that is not one number ("one second", a time) is left as it is."""
+    run = found.group()
+    words = [word for word in _SEPARATOR.split(run.lower()) if word]
+    cardinal = ORDINAL_WORDS[words[-1]]
+    if len(words) == 1 and cardinal in FOLDED_SCALES:
+        return ordinal_digits(FOLDED_SCALES[cardinal])
+    value = spelled_value([*words[:-1], cardinal])
+    return run if value is None else ordinal_digits(value)
+
+
+def ordinal_digits(value: int) -> str:
+    """A number as an ordinal in digits (``21`` -> ``"21st"``, ``12`` -> ``"12th"``).
+
+    Example:
+        >>> ordinal_digits(21), ordinal_digits(12), ordinal_digits(103)
+        ('21st', '12th', '103rd')
+    """
+    suffix = (
+        "th" if value % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(value % 10, "th")
+    )
+    return f"{value}{suffix}"
