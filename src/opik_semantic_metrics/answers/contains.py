@@ -329,21 +329,10 @@ def _find(
         if len(output.split()) > CONTAINS_MAX_WORDS:
             parts = [_Clause(text, normal_forms(text)) for text in clauses(output)]
             return _find_number(parts, gold_number, numbers_equal, context, clause_by_clause=True)
-        # In a short output of several sentences, a number counts as a second answer
-        # only in the sentence of the match ("She was born on 17 September 1931. That is
-        # the 1930s." holds 1930s once). A sentence that hedges ("Or was it 1932?", "It
-        # might be 1932.") goes on with the one before it.
-        parts: list[_Clause] = []
-        sentence_of: list[int] = []
-        sentence = 0
-        for text in _SENTENCE_END.split(output.strip()):
-            sentence_parts = [_Clause(clause, normal_forms(clause)) for clause in clauses(text)]
-            words = [word for part in sentence_parts for word in part.words[0]]
-            if words[:1] != ["or"] and HEDGE_WORDS.isdisjoint(words):
-                sentence += 1
-            parts.extend(sentence_parts)
-            sentence_of.extend([sentence] * len(sentence_parts))
-        return _find_number(parts, gold_number, numbers_equal, context, sentence_of=sentence_of)
+        sentence_parts, sentence_of = _clauses_by_sentence(output)
+        return _find_number(
+            sentence_parts, gold_number, numbers_equal, context, sentence_of=sentence_of
+        )
     # "Paris/London" offers two answers; a gold with a slash of its own ("AC/DC") is
     # found in the whole output below.
     parts = [_Clause(text, normal_forms(text)) for text in clauses(output, slash_as_or=True)]
@@ -389,6 +378,25 @@ def _find(
             )
         return Containment(True, f"The gold answer {_shown(gold_forms)} is found in the output.")
     return rejection
+
+
+def _clauses_by_sentence(output: str) -> tuple[list[_Clause], list[int]]:
+    """The output's clauses and the sentence of each. In a short output of several
+    sentences, a number counts as a second answer only in the sentence of the match
+    ("She was born on 17 September 1931. That is the 1930s." holds 1930s once); a
+    sentence that hedges ("Or was it 1932?", "It might be 1932.") goes on with the one
+    before it."""
+    parts: list[_Clause] = []
+    sentence_of: list[int] = []
+    sentence = 0
+    for text in _SENTENCE_END.split(output.strip()):
+        sentence_parts = [_Clause(clause, normal_forms(clause)) for clause in clauses(text)]
+        words = [word for part in sentence_parts for word in part.words[0]]
+        if words[:1] != ["or"] and HEDGE_WORDS.isdisjoint(words):
+            sentence += 1
+        parts.extend(sentence_parts)
+        sentence_of.extend([sentence] * len(sentence_parts))
+    return parts, sentence_of
 
 
 _STATED_ANSWER = re.compile(
