@@ -58,12 +58,14 @@ from opik_semantic_metrics.answers.contains import (
     gold_is_searchable,
     named_letter,
     number_negated,
+    question_words,
     quoted_gold,
     unit_as_gold,
 )
+from opik_semantic_metrics.answers.gold_parts import gold_parts
 from opik_semantic_metrics.answers.list_order import count_matched, order_matters
 from opik_semantic_metrics.answers.lists import python_value
-from opik_semantic_metrics.answers.normalize import normal_forms, search_text
+from opik_semantic_metrics.answers.normalize import NormalForms, normal_forms, search_text
 from opik_semantic_metrics.answers.numbers import (
     ParsedNumber,
     find_single_number,
@@ -399,28 +401,59 @@ class AnswerMatcher:
         output_text, output_forms = answer.searched(not DIGIT_RUN.search(gold_text))
         gold_forms = normal_forms(gold_text)
 
-        def search(number: ParsedNumber | None) -> Containment:
+        def search(
+            forms: NormalForms, number: ParsedNumber | None, context: Context = case.context
+        ) -> Containment:
             return find_gold(
                 output_text,
                 output_forms,
-                gold_forms,
+                forms,
                 number,
                 numbers_equal=lambda first, second: self._numbers_equal(first, second, scale),
                 output_declines=case.abstained,
-                context=case.context,
+                context=context,
             )
 
-        found = search(gold.number)
+        found = search(gold_forms, gold.number)
         if not found.found and gold.number is not None and gold.text[:1].isalpha():
             # A gold spelled out ("one") is also looked for as words ("a throw of one").
-            found = search(None)
+            found = search(gold_forms, None)
         if found.found:
             case.outcome.sentence_number = found.number
             return found.note
         if found.flag is not None:
             case.outcome.flags.append(found.flag)
             case.outcome.notes.append(found.note)
+        if gold.number is None:
+            return self._parts_found(case, search)
         return None
+
+    @staticmethod
+    def _parts_found(
+        case: Case, search: Callable[[NormalForms, ParsedNumber | None, Context], Containment]
+    ) -> str | None:
+        """Any alternative of a gold written as several ("Akrotiri or Dhekelia"), or every
+        item of one that enumerates ("Brazil, Colombia and Ecuador", in any order)."""
+        assert case.gold is not None
+        parts = gold_parts(case.gold.text)
+        asked = question_words(case.question)
+        for alternative in parts.alternatives:
+            part = read_answer(alternative, "reference")
+            forms = normal_forms(search_text(part.text))
+            if asked.issuperset(forms.spaced.split()):
+                continue  # what the question names ("EE (network)" for "EE was branded?")
+            if search(forms, part.number, case.context).found:
+                return f"The alternative {_quote(alternative)} of the gold answer is found."
+        if not parts.items:
+            return None
+        # Each item is context for the others: "Ecuador, Colombia, and Brazil" holds
+        # "Brazil" beside items of the answer, not beside a second answer.
+        context = Context((case.question, *parts.items))
+        for item in parts.items:
+            part = read_answer(item, "reference")
+            if not search(normal_forms(search_text(part.text)), part.number, context).found:
+                return None
+        return f"Every item of the gold answer {_quote(case.gold.text)} is found in the output."
 
     def _numeric_tier(self, case: Case) -> str | None:
         answer, gold, outcome = case.answer, case.gold, case.outcome

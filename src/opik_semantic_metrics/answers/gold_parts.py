@@ -1,0 +1,73 @@
+"""A gold answer written as more than one answer: alternatives, a note in brackets, or
+items that together are the answer.
+
+Quiz and QA datasets write golds for people to read: ``"Akrotiri or Dhekelia"`` (either
+is right), ``"Pygmies (short height)"`` (the bracket explains), ``"Brazil, Colombia and
+Ecuador"`` (all three, in any order). An output rarely repeats such a gold word for word,
+so the contains tier also looks for its parts (:func:`gold_parts`): any one alternative,
+or every item.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from opik_semantic_metrics.answers.lists import split_plain_list
+
+#: An alternative or an item of at most this many words; longer parts are prose.
+MAX_PART_WORDS = 6
+_BRACKETED = re.compile(r"\s*\([^()]*\)")
+_OR = re.compile(r"\s+or\s+", re.IGNORECASE)
+#: Only a gold with one of these can have parts.
+_PART_HINT = re.compile(r"[(,;]|\s(?:or|and)\s|&", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class GoldParts:
+    """The parts of a gold answer.
+
+    Attributes:
+        alternatives: Texts of which any one is the answer (the gold without its
+            brackets, and each side of an ``or``).
+        items: Texts that together are the answer (each item of an enumeration).
+    """
+
+    alternatives: tuple[str, ...] = ()
+    items: tuple[str, ...] = ()
+
+
+NO_PARTS = GoldParts()
+
+
+def gold_parts(text: str) -> GoldParts:
+    """The alternatives and items of a gold answer (none for a plain one).
+
+    Example:
+        >>> gold_parts("Akrotiri or Dhekelia").alternatives
+        ('Akrotiri', 'Dhekelia')
+        >>> gold_parts("Pygmies (short height)").alternatives
+        ('Pygmies',)
+        >>> gold_parts("Brazil, Colombia and Ecuador").items
+        ('Brazil', 'Colombia', 'Ecuador')
+        >>> gold_parts("Paris") == NO_PARTS
+        True
+    """
+    if not _PART_HINT.search(text):
+        return NO_PARTS
+    plain = " ".join(_BRACKETED.sub("", text).split()).strip(" -:;,")
+    if not plain:
+        return NO_PARTS
+    alternatives: list[str] = []
+    if plain != text.strip():
+        alternatives.append(plain)
+    sides = [side.strip() for side in _OR.split(plain)]
+    if len(sides) > 1:
+        if all(side and len(side.split()) <= MAX_PART_WORDS for side in sides):
+            alternatives.extend(sides)
+        return GoldParts(tuple(alternatives))
+    readings = split_plain_list(plain)
+    items = readings[0] if readings else ()
+    if len(items) < 2 or any(len(item.split()) > MAX_PART_WORDS for item in items):
+        items = ()
+    return GoldParts(tuple(alternatives), tuple(items))

@@ -1,0 +1,77 @@
+"""Golds written as several answers: alternatives, a note in brackets, items."""
+
+from __future__ import annotations
+
+import pytest
+
+from opik_semantic_metrics.answers.gold_parts import NO_PARTS, GoldParts, gold_parts
+from opik_semantic_metrics.answers.tiers import AnswerMatcher
+
+
+@pytest.fixture(scope="module")
+def matcher() -> AnswerMatcher:
+    return AnswerMatcher()
+
+
+@pytest.mark.parametrize(
+    ("gold", "parts"),
+    [
+        ("Akrotiri or Dhekelia", GoldParts(("Akrotiri", "Dhekelia"))),
+        ("Pygmies (short height)", GoldParts(("Pygmies",))),
+        ("(Robert) Boyle", GoldParts(("Boyle",))),
+        ("Michel (Albert) Roux", GoldParts(("Michel Roux",))),
+        ("Brazil, Colombia and Ecuador", GoldParts((), ("Brazil", "Colombia", "Ecuador"))),
+        ("1973, 1974, 1977", GoldParts((), ("1973", "1974", "1977"))),
+        ("(Half a point for each) - 400 and 800m", GoldParts(("400 and 800m",), ("400", "800m"))),
+        ("Paris", NO_PARTS),
+        ("3,420", NO_PARTS),
+        # Parts of more than six words are prose, not alternatives or items.
+        ("It was the one with the red door or the house on the hill by the sea", NO_PARTS),
+    ],
+)
+def test_gold_parts(gold, parts):
+    assert gold_parts(gold) == parts
+
+
+@pytest.mark.parametrize(
+    ("output", "gold", "question"),
+    [
+        ("The Sovereign Base Areas of the UK on Cyprus are Akrotiri and Dhekelia.",
+         "AKROTIRI or DHEKELIA", "Name either of the Sovereign Base Areas of the UK on Cyprus?"),
+        ("The family of birds 'Columbidae' covers pigeons.", "PIGEONS or DOVES", None),
+        ("The key attribute of the Pygmies relates to their short stature.",
+         "Pygmies (short height)", None),
+        # Every item, in any order.
+        ("The Equator crosses three South American countries: Ecuador, Colombia, and Brazil.",
+         "Brazil, Colombia and Ecuador", "Which three South American countries does the "
+         "Equator cross?"),
+        ("Red Rum won the Grand National in the years 1973, 1974, and 1977.",
+         "1973, 1974, 1977", "In which three years did Red Rum win the Grand National?"),
+        ("The setting is a small town in Northern California called Bodega Bay.",
+         "Bodega Bay, California", None),
+    ],
+)  # fmt: skip
+def test_a_part_of_the_gold_is_found(matcher, output, gold, question):
+    result = matcher.match_any(output, [gold], question=question)
+    assert (result.matched, result.method, result.matched_answer) == (True, "contains", gold)
+
+
+@pytest.mark.parametrize(
+    ("output", "gold", "question"),
+    [
+        # Not every item.
+        ("The Equator crosses Ecuador and Colombia.", "Brazil, Colombia and Ecuador", None),
+        ("Red Rum won in 1973 and 1974.", "1973, 1974, 1977", None),
+        # An item negated.
+        ("It crosses Ecuador and Colombia, but not Brazil.", "Brazil, Colombia and Ecuador",
+         None),
+        # Another answer, not an alternative.
+        ("The family Columbidae covers parrots.", "PIGEONS or DOVES", None),
+        # An alternative that the question names is no answer.
+        ("EE was originally branded as Orange and T-Mobile.", "EE (telecommunications)",
+         "The major UK mobile network EE was originally branded?"),
+    ],
+)  # fmt: skip
+def test_a_part_that_is_not_the_answer_is_refused(matcher, output, gold, question):
+    result = matcher.match_any(output, [gold], question=question)
+    assert not result.matched, result.reason
