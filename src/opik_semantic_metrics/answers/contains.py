@@ -4,7 +4,10 @@
 normal form (a text gold: ``"Paris"`` in ``"The capital of France is Paris."``) or as a
 number equal within the tolerance (a number gold: ``"82%"`` in ``"In 2020, 82.0% of
 sites were audited."``, a unit after the gold's own allowed: ``"5 employees total"``
-holds ``"5 employees"``). The output is read clause by clause (split at sentence ends,
+holds ``"5 employees"``); :func:`find_gold_date` looks for a gold that is one date as a
+date (``"March 3, 1999"`` in ``"It premiered on 3 March 1999."``;
+:mod:`~opik_semantic_metrics.answers.dates`), within the same guards. The output is read
+clause by clause (split at sentence ends,
 commas, semicolons, colons, spaced dashes and before ``but``, ``however``, ``although``,
 ``though``, ``whereas``, ``instead``), and a place where the gold is found counts only
 if:
@@ -45,6 +48,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from opik_semantic_metrics.answers.dates import CalendarDate, FoundDate, read_dates
 from opik_semantic_metrics.answers.lists import split_plain_list
 from opik_semantic_metrics.answers.normalize import NormalForms, normal_forms, prepare, search_text
 from opik_semantic_metrics.answers.numbers import ParsedNumber, is_number_word, numbers_in_text
@@ -297,6 +301,145 @@ def find_gold(
     if gold_number is None and not _may_hold(output_forms, gold_forms):
         return NOT_FOUND
     return _find(output, gold_forms, gold_number, numbers_equal, context)
+
+
+#: Stands for a date read in an output while the output is split into sentences and
+#: clauses (a date's own dots and commas, "Sept. 2, 1945", split nothing).
+_DATE_MARK = "zqdatezq"
+#: Words right before a date that bound it: "before March 3, 1999" is not that date.
+_DATE_BOUNDS = frozenset({"before", "after", "until", "till", "than"})
+
+
+def find_gold_date(
+    output: str, gold: CalendarDate, gold_words: int, *, context: Context = NO_CONTEXT
+) -> Containment:
+    """Search ``output`` for a date that agrees with the gold date on every field the
+    gold gives (:mod:`~opik_semantic_metrics.answers.dates`), within the text search's
+    guards: an output of over 40 words is searched in its lead; a date negated (or bounded:
+    "before", "after", "until", "than") does not count, nor one beside another answer
+    ("3 or 4 March 1999") or with a second date as precise as the gold that says another
+    day (in its sentence, or in a long output its clause: "March 3, 1999 or March 4,
+    1999"). Dates are compared, not texts: "3 March 1999" holds the gold "March 3, 1999".
+
+    Args:
+        output: The output's text.
+        gold: The gold, read as one date.
+        gold_words: The gold's number of words (the bound of the length guard).
+        context: Words the output may repeat (a date the question names is no second
+            answer).
+
+    Example:
+        >>> from opik_semantic_metrics.answers.dates import read_date
+        >>> find_gold_date("It was released on 3 March 1999.", read_date("March 3, 1999"), 3).note
+        "The gold date 1999-03-03 is found in the output as '3 March 1999'."
+        >>> find_gold_date("It was not on 3 March 1999.", read_date("March 3, 1999"), 3).flag
+        'gold_negated'
+    """
+    size = len(output.split())
+    if size > max(CONTAINS_MAX_WORDS, CONTAINS_LENGTH_RATIO * gold_words):
+        lead = _lead(output)
+        if len(lead) < len(output):
+            found = _find_date(lead, gold, context, long=True, joins_count=False)
+            if found.found or found.flag is not None:
+                return found
+            if any(date.date.agrees_with(gold) for date in read_dates(output)):
+                return Containment(
+                    False,
+                    f"the gold date is in the output, but not in its first {LEAD_WORDS} "
+                    "words, where an answer in prose states its answer",
+                    "output_too_long",
+                )
+            return NOT_FOUND
+    joins_count = size <= 2 * gold_words + JOINS_EXTRA_WORDS
+    return _find_date(
+        output, gold, context, long=size > CONTAINS_MAX_WORDS, joins_count=joins_count
+    )
+
+
+def _find_date(
+    output: str, gold: CalendarDate, context: Context, *, long: bool, joins_count: bool
+) -> Containment:
+    dates = read_dates(output)
+    if not any(found.date.agrees_with(gold) for found in dates):
+        return NOT_FOUND
+    pieces: list[str] = []
+    last = 0
+    for found in dates:
+        pieces.extend((output[last : found.start], f" {_DATE_MARK} "))
+        last = found.end
+    pieces.append(output[last:])
+    marked = "".join(pieces)
+    # Each clause with its group: the sentence of a short output (a sentence that hedges
+    # or opens with "or" goes on with the one before, as for numbers), the clause of a long
+    # one (a clause that opens with "or" goes on with the one before).
+    parts: list[_Clause] = []
+    group_of: list[int] = []
+    group = 0
+    for sentence in [marked] if long else _SENTENCE_END.split(marked.strip()):
+        sentence_parts = [_Clause(text, normal_forms(text)) for text in clauses(sentence)]
+        if not long:
+            words = [word for part in sentence_parts for word in part.words[0]]
+            if words[:1] != ["or"] and HEDGE_WORDS.isdisjoint(words):
+                group += 1
+        for part in sentence_parts:
+            if long and part.words[0][:1] != ["or"]:
+                group += 1
+            parts.append(part)
+            group_of.append(group)
+    places = [
+        (index, words, position)
+        for index, part in enumerate(parts)
+        for words in [part.words[0]]
+        for position, word in enumerate(words)
+        if word == _DATE_MARK
+    ]
+    if len(places) != len(dates):
+        return NOT_FOUND  # the output wrote the mark itself: read nothing
+    refusals = _refusals(parts)
+    rejection = NOT_FOUND
+    for (index, words, position), found in zip(places, dates, strict=True):
+        if not found.date.agrees_with(gold):
+            continue
+        before = words[max(0, position - 2) : position]
+        if (
+            _negated_near(words, position, position + 1, context)
+            or index + 1 in refusals
+            or (before and before[-1] in _DATE_BOUNDS)
+            or before == ["prior", "to"]
+        ):
+            rejection = Containment(
+                False, "the gold date is in the output, but negated or bounded", "gold_negated"
+            )
+            continue
+        others = [
+            other.date
+            for (where, *_), other in zip(places, dates, strict=True)
+            if group_of[where] == group_of[index]
+            and not other.date.agrees_with(gold)
+            and other.date.as_precise_as(gold)
+            and not _date_in_context(other, context)
+        ]
+        if others or _beside_another(
+            words, position, position + 1, context, joins_count=joins_count
+        ):
+            rejection = Containment(
+                False,
+                "the gold date is in the output, but beside another answer",
+                "second_answer",
+            )
+            continue
+        return Containment(True, f"The gold date {gold} is found in the output as {found.text!r}.")
+    return rejection
+
+
+def _date_in_context(found: FoundDate, context: Context) -> bool:
+    """Whether the words of a date all stand in the question (or the other acceptable
+    answers): a date the question names is context, not a second answer."""
+    words = normal_forms(found.text).spaced.split()
+    return all(word in context or word in _ORDINAL_WORDS for word in words)
+
+
+_ORDINAL_WORDS = frozenset({"st", "nd", "rd", "th", "of"})
 
 
 def _lead(output: str) -> str:

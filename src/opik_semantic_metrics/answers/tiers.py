@@ -8,10 +8,13 @@ that matches decides; its name is the result's ``method``:
    hyphenation, whitespace, unit spellings; :mod:`~opik_semantic_metrics.answers.normalize`),
    except for list literals and Python lists, which the list tier compares item by item;
 3. ``contains``: the gold answer found in a longer output as a whole normalised phrase
-   or an equal number, unless negated there, beside a second answer, or found in an
-   output too long for that to mean much
-   (:mod:`~opik_semantic_metrics.answers.contains`). Not for list answers, nor for an
-   output that is one number (the numeric tier's);
+   or an equal number, or, for a gold that is one date, a date that agrees with it
+   however it is written (:mod:`~opik_semantic_metrics.answers.dates`), unless negated
+   there, beside a second answer, or found in an output too long for that to mean much
+   (:mod:`~opik_semantic_metrics.answers.contains`); for a gold written as several
+   answers, any of its alternatives or all of its items
+   (:mod:`~opik_semantic_metrics.answers.gold_parts`). Not for list answers, nor for a
+   number gold against an output that is one number (the numeric tier's);
 4. ``numeric``: both read as numbers (percent, thousands separators, signs, decimals,
    scientific notation) and equal within the tolerance (default 0.01 absolute). For
    ``Int`` and ``Float`` answers a sentence holding exactly one number counts as that
@@ -55,6 +58,7 @@ from opik_semantic_metrics.answers.contains import (
     Containment,
     Context,
     find_gold,
+    find_gold_date,
     gold_is_searchable,
     named_letter,
     number_negated,
@@ -62,6 +66,7 @@ from opik_semantic_metrics.answers.contains import (
     quoted_gold,
     unit_as_gold,
 )
+from opik_semantic_metrics.answers.dates import may_name_date, read_date
 from opik_semantic_metrics.answers.gold_parts import gold_parts
 from opik_semantic_metrics.answers.list_order import count_matched, order_matters
 from opik_semantic_metrics.answers.lists import python_value
@@ -394,6 +399,19 @@ class AnswerMatcher:
             if named_letter(answer.text, gold.forms):
                 return f"The output names the letter {_quote(gold.text)}."
             return None
+        gold_date = read_date(gold.text) if may_name_date(gold.text) else None
+        if gold_date is not None:
+            # A gold that is one date is looked for as a date, however the output writes
+            # it; where the dates are read but refused, the text search is not tried.
+            dated = find_gold_date(
+                answer.text, gold_date, gold.forms.spaced.count(" ") + 1, context=case.context
+            )
+            if dated.found:
+                return dated.note
+            if dated.flag is not None:
+                case.outcome.flags.append(dated.flag)
+                case.outcome.notes.append(dated.note)
+                return None
         if answer.number is not None and gold.number is not None:
             return None  # an output that is one number is the numeric tier's
         scale = scale_named(case.question)
