@@ -247,6 +247,7 @@ def test_another_date_does_not_match(matcher, output, gold):
         ("It was either 3 March 1999 or 4 March 1999.", "March 3, 1999", "second_answer"),
         ("It was on March 3, 1999 or perhaps March 4, 1999.", "3 March 1999", "second_answer"),
         ("March 1999 or April 1999", "March 1999", "second_answer"),
+        ("31 December 2022/30 June 2022", "31 December 2022", "second_answer"),
         # A second date as precise as the gold, in its sentence.
         ("Born on March 14, 1879 and died on April 18, 1955.", "March 14, 1879", "second_answer"),
     ],

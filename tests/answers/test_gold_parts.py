@@ -67,6 +67,9 @@ def test_a_part_of_the_gold_is_found(matcher, output, gold, question):
          None),
         # Another answer, not an alternative.
         ("The family Columbidae covers parrots.", "PIGEONS or DOVES", None),
+        # A gold found whole but beside a second answer: its items are not looked for.
+        ("purchased goods and services or business travel", "purchased goods and services",
+         None),
         # An alternative that the question names is no answer.
         ("EE was originally branded as Orange and T-Mobile.", "EE (telecommunications)",
          "The major UK mobile network EE was originally branded?"),

@@ -310,6 +310,9 @@ _DATE_MARK = "zqdatezq"
 _DATE_BOUNDS = frozenset({"before", "after", "until", "till", "than"})
 
 
+_SLASH_AFTER_YEAR = re.compile(r"(?<=\b[12]\d{3})/(?=\d)")
+
+
 def find_gold_date(
     output: str, gold: CalendarDate, gold_words: int, *, context: Context = NO_CONTEXT
 ) -> Containment:
@@ -335,6 +338,9 @@ def find_gold_date(
         >>> find_gold_date("It was not on 3 March 1999.", read_date("March 3, 1999"), 3).flag
         'gold_negated'
     """
+    if "/" in output:
+        # "31 December 2022/30 June 2022": two dates, not a slash date's tail.
+        output = _SLASH_AFTER_YEAR.sub(" / ", output)
     size = len(output.split())
     if size > max(CONTAINS_MAX_WORDS, CONTAINS_LENGTH_RATIO * gold_words):
         lead = _lead(output)

@@ -440,8 +440,11 @@ class AnswerMatcher:
             case.outcome.sentence_number = found.number
             return found.note
         if found.flag is not None:
+            # Found whole but refused (negated, beside a second answer): its parts are
+            # not looked for, as they would be refused for less.
             case.outcome.flags.append(found.flag)
             case.outcome.notes.append(found.note)
+            return None
         if gold.number is None:
             return self._parts_found(case, search)
         return None
