@@ -10,6 +10,7 @@ or every item.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -17,6 +18,8 @@ from opik_semantic_metrics.answers.lists import split_plain_list
 
 #: An alternative or an item of at most this many words; longer parts are prose.
 MAX_PART_WORDS = 6
+#: Golds longer than this have no parts looked for.
+MAX_GOLD_CHARS = 300
 _BRACKETED = re.compile(r"\s*\([^()]*\)")
 _OR = re.compile(r"\s+or\s+", re.IGNORECASE)
 #: Only a gold with one of these can have parts.
@@ -41,7 +44,8 @@ NO_PARTS = GoldParts()
 
 
 def gold_parts(text: str) -> GoldParts:
-    """The alternatives and items of a gold answer (none for a plain one).
+    """The alternatives and items of a gold answer (none for a plain one, or for one of
+    over :data:`MAX_GOLD_CHARS` characters, which is prose).
 
     Example:
         >>> gold_parts("Akrotiri or Dhekelia").alternatives
@@ -53,8 +57,14 @@ def gold_parts(text: str) -> GoldParts:
         >>> gold_parts("Paris") == NO_PARTS
         True
     """
-    if not _PART_HINT.search(text):
+    if len(text) > MAX_GOLD_CHARS or not _PART_HINT.search(text):
         return NO_PARTS
+    return _gold_parts(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _gold_parts(text: str) -> GoldParts:
+    # Cached: a dataset repeats its golds for every system it grades.
     plain = " ".join(_BRACKETED.sub("", text).split()).strip(" -:;,")
     if not plain:
         return NO_PARTS

@@ -457,7 +457,7 @@ class AnswerMatcher:
         item of one that enumerates ("Brazil, Colombia and Ecuador", in any order)."""
         assert case.gold is not None
         parts = gold_parts(case.gold.text)
-        asked = question_words(case.question)
+        asked = question_words(case.question) if parts.alternatives else frozenset()
         for alternative in parts.alternatives:
             part = read_answer(alternative, "reference")
             forms = normal_forms(search_text(part.text))
