@@ -105,7 +105,8 @@ def digits_for_words(text: str, *, whole_answer: bool = False) -> str:
         value = spelled_value(words)
         return run if value is None else str(value)  # "eight nine" is not guessed at
 
-    if _ORDINAL_RUN.search(text):
+    lowered = text.lower()
+    if any(word in lowered for word in ORDINAL_WORDS):  # a quick look before the regex
         text = _ORDINAL_RUN.sub(_ordinal_in_digits, text)
     return _RUN.sub(replace, text)
 
