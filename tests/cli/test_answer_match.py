@@ -95,7 +95,7 @@ def test_the_semantic_tier_from_the_command_line_gives_the_metrics_verdicts(caps
     assert main(["answer-match", *arguments, "--semantic-model", "all-MiniLM-L6-v2"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["semantic_model"] == "all-MiniLM-L6-v2"
-    assert result["semantic_threshold"] == 0.5
+    assert result["semantic_threshold"] == 0.55
     semantic = BERTScore(model="all-MiniLM-L6-v2", device="cpu", track=False)
     metric = AnswerMatch(semantic=semantic, track=False)
     methods = []
