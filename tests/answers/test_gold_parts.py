@@ -23,6 +23,12 @@ def matcher() -> AnswerMatcher:
         ("Brazil, Colombia and Ecuador", GoldParts((), ("Brazil", "Colombia", "Ecuador"))),
         ("1973, 1974, 1977", GoldParts((), ("1973", "1974", "1977"))),
         ("(Half a point for each) - 400 and 800m", GoldParts(("400 and 800m",), ("400", "800m"))),
+        ("approximately 1,000", GoldParts(("1,000",))),
+        ("About 300 km", GoldParts(("300 km",))),
+        ("Nile River", GoldParts(("Nile",))),
+        ("the Pacific Ocean", GoldParts(("the Pacific",))),
+        ("Mexico City", NO_PARTS),  # "Mexico" is not "Mexico City"
+        ("over 1,000", NO_PARTS),  # a bound changes the answer
         ("Paris", NO_PARTS),
         ("3,420", NO_PARTS),
         # Parts of more than six words are prose, not alternatives or items.
@@ -49,6 +55,9 @@ def test_gold_parts(gold, parts):
          "1973, 1974, 1977", "In which three years did Red Rum win the Grand National?"),
         ("The setting is a small town in Northern California called Bodega Bay.",
          "Bodega Bay, California", None),
+        # A rounding word and a place's generic word are not the answer.
+        ("There are about 1,000 species.", "approximately 1,000", None),
+        ("The longest river is the Nile.", "Nile River", None),
     ],
 )  # fmt: skip
 def test_a_part_of_the_gold_is_found(matcher, output, gold, question):
@@ -65,6 +74,10 @@ def test_a_part_of_the_gold_is_found(matcher, output, gold, question):
         # An item negated.
         ("It crosses Ecuador and Colombia, but not Brazil.", "Brazil, Colombia and Ecuador",
          None),
+        # A bound is another answer than a rounded figure.
+        ("There are over 1,000 species.", "approximately 1,000", None),
+        ("It is about 1,200.", "approximately 1,000", None),
+        ("The capital is Mexico.", "Mexico City", None),
         # Another answer, not an alternative.
         ("The family Columbidae covers parrots.", "PIGEONS or DOVES", None),
         # A gold found whole but beside a second answer: its items are not looked for.

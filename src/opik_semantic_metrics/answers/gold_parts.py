@@ -1,11 +1,12 @@
-"""A gold answer written as more than one answer: alternatives, a note in brackets, or
-items that together are the answer.
+"""A gold answer written as more than one answer: alternatives, a note in brackets, a
+rounding word or a place's generic word, or items that together are the answer.
 
 Quiz and QA datasets write golds for people to read: ``"Akrotiri or Dhekelia"`` (either
-is right), ``"Pygmies (short height)"`` (the bracket explains), ``"Brazil, Colombia and
-Ecuador"`` (all three, in any order). An output rarely repeats such a gold word for word,
-so the contains tier also looks for its parts (:func:`gold_parts`): any one alternative,
-or every item.
+is right), ``"Pygmies (short height)"`` (the bracket explains), ``"approximately 1,000"``
+(the figure is the answer), ``"Nile River"`` (answers say "the Nile"), ``"Brazil,
+Colombia and Ecuador"`` (all three, in any order). An output rarely repeats such a gold
+word for word, so the contains tier also looks for its parts (:func:`gold_parts`): any
+one alternative, or every item.
 """
 
 from __future__ import annotations
@@ -22,8 +23,22 @@ MAX_PART_WORDS = 6
 MAX_GOLD_CHARS = 300
 _BRACKETED = re.compile(r"\s*\([^()]*\)")
 _OR = re.compile(r"\s+or\s+", re.IGNORECASE)
+#: A word that only says a figure is rounded ("approximately 1,000"): the figure alone is
+#: an alternative. Bounds ("over", "more than") are no such word: they change the answer.
+_APPROXIMATELY = re.compile(
+    r"^(?:approximately|approx\.?|about|around|roughly|nearly|almost|circa|c\.|some"
+    r"|an estimated|estimated)\s+(?=\S)",
+    re.IGNORECASE,
+)
+#: A place's generic last word, which answers drop ("the Pacific", "the Nile"): the name
+#: before it is an alternative. Not "City", "Sea" or "Lake": "Mexico" is not "Mexico City".
+_GENERIC_PLACE = re.compile(r"(?<=\w)\s+(?:ocean|river)$", re.IGNORECASE)
 #: Only a gold with one of these can have parts.
-_PART_HINT = re.compile(r"[(,;]|\s(?:or|and)\s|&", re.IGNORECASE)
+_PART_HINT = re.compile(
+    r"[(,;]|\s(?:or|and)\s|&|^(?:approx|about|around|roughly|nearly|almost|circa|c\.|some"
+    r"|an estimated|estimated)\b|\s(?:ocean|river)$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -32,7 +47,8 @@ class GoldParts:
 
     Attributes:
         alternatives: Texts of which any one is the answer (the gold without its
-            brackets, and each side of an ``or``).
+            brackets, without a rounding word before its figure, without a place's
+            generic last word, and each side of an ``or``).
         items: Texts that together are the answer (each item of an enumeration).
     """
 
@@ -54,6 +70,8 @@ def gold_parts(text: str) -> GoldParts:
         ('Pygmies',)
         >>> gold_parts("Brazil, Colombia and Ecuador").items
         ('Brazil', 'Colombia', 'Ecuador')
+        >>> gold_parts("approximately 1,000").alternatives, gold_parts("Nile River").alternatives
+        (('1,000',), ('Nile',))
         >>> gold_parts("Paris") == NO_PARTS
         True
     """
@@ -71,6 +89,9 @@ def _gold_parts(text: str) -> GoldParts:
     alternatives: list[str] = []
     if plain != text.strip():
         alternatives.append(plain)
+    for shorter in (_APPROXIMATELY.sub("", plain, count=1), _GENERIC_PLACE.sub("", plain)):
+        if shorter != plain and len(shorter) >= 3:
+            alternatives.append(shorter)
     sides = [side.strip() for side in _OR.split(plain)]
     if len(sides) > 1:
         if all(side and len(side.split()) <= MAX_PART_WORDS for side in sides):
