@@ -51,6 +51,8 @@ def test_gold_parts(gold, parts):
         ("The Equator crosses three South American countries: Ecuador, Colombia, and Brazil.",
          "Brazil, Colombia and Ecuador", "Which three South American countries does the "
          "Equator cross?"),
+        ("Green, white, and orange.", "Green, White, Orange", None),  # "and orange" opens
+        ("Green, white and orange", "Green, White, Orange", None),  # "white and orange"
         ("Red Rum won the Grand National in the years 1973, 1974, and 1977.",
          "1973, 1974, 1977", "In which three years did Red Rum win the Grand National?"),
         ("The setting is a small town in Northern California called Bodega Bay.",
@@ -70,6 +72,7 @@ def test_a_part_of_the_gold_is_found(matcher, output, gold, question):
     [
         # Not every item.
         ("The Equator crosses Ecuador and Colombia.", "Brazil, Colombia and Ecuador", None),
+        ("Green and white", "Green, White, Orange", None),
         ("Red Rum won in 1973 and 1974.", "1973, 1974, 1977", None),
         # An item negated.
         ("It crosses Ecuador and Colombia, but not Brazil.", "Brazil, Colombia and Ecuador",

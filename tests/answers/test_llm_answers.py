@@ -133,8 +133,10 @@ def test_another_acceptable_answer_beside_the_gold_is_no_second_answer(matcher):
         ("It could be Paris or Lyon, depending on the source.", "Paris", False),
         ("The capital is probably Lyon or Paris.", "Paris", False),
         ("The answer is either Paris or Lyon.", "Paris", False),
-        # A short output is a choice whatever its words.
+        # A short output is a choice whatever its words, a comma before "or" too.
         ("Paris or Lyon.", "Paris", False),
+        ("Paris, or Lyon", "Paris", False),
+        ("It could be Paris, or maybe Lyon.", "Paris", False),
     ],
 )  # fmt: skip
 def test_or_in_a_sentence_is_a_hedge_only_with_a_hedging_word(matcher, output, gold, matched):

@@ -512,7 +512,11 @@ def _find(
                 False, "the gold answer is in the output, but negated", "gold_negated"
             )
             continue
-        if _beside_another(words, start, end, context, joins_count=joins_count):
+        # A gold that ends its clause is read with the next one: "Paris, or London".
+        following: list[str] = []
+        if end == len(words) and index + 1 < len(parts):
+            following = parts[index + 1].words[0]
+        if _beside_another([*words, *following], start, end, context, joins_count=joins_count):
             rejection = Containment(
                 False,
                 "the gold answer is in the output, but beside another answer",
@@ -647,7 +651,9 @@ def _beside_another(
     gold = frozenset(words[start:end])
 
     def another(word: str) -> bool:
-        return _is_content(word) and (word not in context or word in gold)
+        # No word ("and orange" opening a clause) is no second answer for "and"; an "or"
+        # opening a clause is one (tested apart below).
+        return bool(word) and _is_content(word) and (word not in context or word in gold)
 
     other_before = words[start - 2] if start > 1 else ""
     other_after = words[end + 1] if end + 1 < len(words) else ""
@@ -685,7 +691,9 @@ def _one_of_an_enumeration(output: str, gold_forms: NormalForms, context: Contex
             item
             for item in items
             if not item.equals(gold_forms)
-            and not all(word in context for word in item.spaced.split())
+            and not all(
+                word in context or word in ENGLISH_STOP_WORDS for word in item.spaced.split()
+            )
         ]
         if others and all(map(_names_something, others)):
             return True
