@@ -375,23 +375,18 @@ def _find_date(
         last = found.end
     pieces.append(output[last:])
     marked = "".join(pieces)
-    # Each clause with its group: the sentence of a short output (a sentence that hedges
-    # or opens with "or" goes on with the one before, as for numbers), the clause of a long
-    # one (a clause that opens with "or" goes on with the one before).
-    parts: list[_Clause] = []
-    group_of: list[int] = []
-    group = 0
-    for sentence in [marked] if long else _SENTENCE_END.split(marked.strip()):
-        sentence_parts = [_Clause(text, normal_forms(text)) for text in clauses(sentence)]
-        if not long:
-            words = [word for part in sentence_parts for word in part.words[0]]
-            if words[:1] != ["or"] and HEDGE_WORDS.isdisjoint(words):
+    # Each clause with its group: the sentence of a short output (as for numbers), the
+    # clause of a long one (a clause that opens with "or" goes on with the one before).
+    if long:
+        parts = [_Clause(text, normal_forms(text)) for text in clauses(marked)]
+        group_of: list[int] = []
+        group = 0
+        for part in parts:
+            if part.words[0][:1] != ["or"]:
                 group += 1
-        for part in sentence_parts:
-            if long and part.words[0][:1] != ["or"]:
-                group += 1
-            parts.append(part)
             group_of.append(group)
+    else:
+        parts, group_of = _clauses_by_sentence(marked)
     places = [
         (index, words, position)
         for index, part in enumerate(parts)
@@ -442,10 +437,11 @@ def _date_in_context(found: FoundDate, context: Context) -> bool:
     """Whether the words of a date all stand in the question (or the other acceptable
     answers): a date the question names is context, not a second answer."""
     words = normal_forms(found.text).spaced.split()
-    return all(word in context or word in _ORDINAL_WORDS for word in words)
+    return all(word in context or word in _DATE_FILLER_WORDS for word in words)
 
 
-_ORDINAL_WORDS = frozenset({"st", "nd", "rd", "th", "of"})
+#: Words of a date that say nothing of it: ordinal suffixes and "of" ("the 3rd of March").
+_DATE_FILLER_WORDS = frozenset({"st", "nd", "rd", "th", "of"})
 
 
 def _lead(output: str) -> str:
