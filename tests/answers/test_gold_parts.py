@@ -24,6 +24,7 @@ def matcher() -> AnswerMatcher:
         ("1973, 1974, 1977", GoldParts((), ("1973", "1974", "1977"))),
         ("(Half a point for each) - 400 and 800m", GoldParts(("400 and 800m",), ("400", "800m"))),
         ("approximately 1,000", GoldParts(("1,000",))),
+        ("approximately 1000", GoldParts(("1000",))),  # no comma to hint at parts
         ("About 300 km", GoldParts(("300 km",))),
         ("Nile River", GoldParts(("Nile",))),
         ("the Pacific Ocean", GoldParts(("the Pacific",))),

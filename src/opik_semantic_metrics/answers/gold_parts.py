@@ -23,21 +23,20 @@ MAX_PART_WORDS = 6
 MAX_GOLD_CHARS = 300
 _BRACKETED = re.compile(r"\s*\([^()]*\)")
 _OR = re.compile(r"\s+or\s+", re.IGNORECASE)
-#: A word that only says a figure is rounded ("approximately 1,000"): the figure alone is
-#: an alternative. Bounds ("over", "more than") are no such word: they change the answer.
-_APPROXIMATELY = re.compile(
-    r"^(?:approximately|approx\.?|about|around|roughly|nearly|almost|circa|c\.|some"
-    r"|an estimated|estimated)\s+(?=\S)",
-    re.IGNORECASE,
+#: Words that only say a figure is rounded ("approximately 1,000"): the figure alone is
+#: an alternative. Bounds ("over", "more than") are no such words: they change the answer.
+_ROUNDING_WORDS = (
+    r"(?:approximately|approx\.?|about|around|roughly|nearly|almost|circa|c\.|some"
+    r"|an estimated|estimated)"
 )
 #: A place's generic last word, which answers drop ("the Pacific", "the Nile"): the name
 #: before it is an alternative. Not "City", "Sea" or "Lake": "Mexico" is not "Mexico City".
-_GENERIC_PLACE = re.compile(r"(?<=\w)\s+(?:ocean|river)$", re.IGNORECASE)
+_GENERIC_PLACE_WORDS = r"(?:ocean|river)"
+_APPROXIMATELY = re.compile(rf"^{_ROUNDING_WORDS}\s+(?=\S)", re.IGNORECASE)
+_GENERIC_PLACE = re.compile(rf"(?<=\w)\s+{_GENERIC_PLACE_WORDS}$", re.IGNORECASE)
 #: Only a gold with one of these can have parts.
 _PART_HINT = re.compile(
-    r"[(,;]|\s(?:or|and)\s|&|^(?:approx|about|around|roughly|nearly|almost|circa|c\.|some"
-    r"|an estimated|estimated)\b|\s(?:ocean|river)$",
-    re.IGNORECASE,
+    rf"[(,;]|\s(?:or|and)\s|&|^{_ROUNDING_WORDS}\s|\s{_GENERIC_PLACE_WORDS}$", re.IGNORECASE
 )
 
 
